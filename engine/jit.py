@@ -1,0 +1,80 @@
+"""The one place numba is configured and imported.
+
+Numba's on-disk cache keys every compiled function by its own file only, so an edit
+in another module would leave stale machine code behind.  We therefore key the
+whole cache directory by a hash of every engine source file: any edit anywhere
+gives a fresh directory, and an unchanged install always finds its warm cache.
+
+The directory is ``$NUMBAT_CACHE_DIR`` if set, else ``$XDG_CACHE_HOME/numbat``
+(default ``~/.cache/numbat``), with a ``numba-<hash>`` subfolder.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+
+
+def source_hash() -> str:
+    """Short hash of every ``.py`` file of the package (tools excluded)."""
+    digest = hashlib.sha256()
+    for path in sorted(PACKAGE_DIR.rglob("*.py")):
+        rel = path.relative_to(PACKAGE_DIR)
+        if rel.parts[0] == "tools":
+            continue
+        digest.update(str(rel).encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def cache_root() -> Path:
+    """Folder under which the hash-keyed numba cache directories live."""
+    explicit = os.environ.get("NUMBAT_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(xdg) / "numbat"
+
+
+CACHE_DIR = cache_root() / f"numba-{source_hash()}"
+os.environ["NUMBA_CACHE_DIR"] = str(CACHE_DIR)
+
+import numba  # noqa: E402  (must follow the NUMBA_CACHE_DIR assignment)
+from numba import types  # noqa: E402
+from numba.extending import intrinsic  # noqa: E402
+from llvmlite import ir  # noqa: E402
+
+
+def njit(*args, **kwargs):
+    """``numba.njit`` with the project defaults: disk cache, no GIL, numpy errors."""
+    kwargs.setdefault("cache", True)
+    kwargs.setdefault("nogil", True)
+    kwargs.setdefault("error_model", "numpy")
+    return numba.njit(*args, **kwargs)
+
+
+@intrinsic
+def popcount(typingctx, bb):
+    """Number of set bits of a uint64 (LLVM ctpop: one POPCNT instruction)."""
+    if not isinstance(bb, types.Integer):
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.ctpop(args[0])
+
+    return types.int64(bb), codegen
+
+
+@intrinsic
+def lsb(typingctx, bb):
+    """Index of the lowest set bit of a non-zero uint64 (LLVM cttz: one TZCNT)."""
+    if not isinstance(bb, types.Integer):
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.cttz(args[0], ir.Constant(ir.IntType(1), 1))
+
+    return types.int64(bb), codegen

@@ -1,0 +1,277 @@
+"""Legal move generation straight into a caller-owned int32 buffer.
+
+``generate_moves(pos, tab, moves, start, mode)`` writes moves from ``moves[start]``
+on and returns the index after the last one.  Modes:
+
+    GEN_ALL     every legal move
+    GEN_NOISY   legal captures, en passant and promotions (quiescence); in check,
+                every legal evasion, since a quiescence node in check must see them all
+    GEN_COUNT   writes nothing and returns ``start`` + number of legal moves
+                (bulk counting at the last ply of perft)
+
+Legality is decided during generation, never by make-and-test:
+
+1. King moves: each destination is tested for attack with the king lifted off
+   the board, so it cannot hide behind itself from a slider.
+2. Double check: only the king moves.
+3. Single check: other pieces may only capture the checker or block
+   (``check_mask``).
+4. Pins: a pinned piece moves only along the line through its king.
+5. En passant is rare and subtle (the rank pin of two pawns), so it is verified
+   by recomputing the attackers on the king with both pawns moved.
+6. Castling (any king and rook files, for Chess960): the squares the king and rook
+   cross must be empty and the king's path unattacked, tested without the
+   castling rook so an x-ray behind it is seen.
+"""
+
+import numpy as np
+
+from engine.bitboards import bishop_attacks, rook_attacks, square_bb
+from engine.defs import (
+    BISHOP, FILE_A, FILE_H, KING, KNIGHT, NO_SQUARE, PAWN, QUEEN, RANK_3, RANK_6, ROOK,
+    ST_CASTLING, ST_EP, ST_SIDE, U64_ALL, U64_ONE, U64_ZERO, WHITE, BACK_RANKS,
+)
+from engine.jit import lsb, njit, popcount
+from engine.move import CASTLE_FLAG, EP_FLAG, PROMO_BISHOP, PROMO_KNIGHT, PROMO_QUEEN, PROMO_ROOK
+from engine.position import attackers_to, castling_squares, is_attacked
+
+GEN_ALL, GEN_NOISY, GEN_COUNT = 0, 1, 2
+
+_U8 = np.uint64(8)
+_U7 = np.uint64(7)
+_U9 = np.uint64(9)
+
+
+@njit(inline="always")
+def _add_from(moves, n, frm, targets, count_only):
+    """Add one move from ``frm`` to every square of ``targets``."""
+    if count_only:
+        return n + popcount(targets)
+    while targets:
+        moves[n] = frm | (lsb(targets) << 6)
+        n += 1
+        targets &= targets - U64_ONE
+    return n
+
+
+@njit(inline="always")
+def _add_pawn_moves(moves, n, targets, delta, count_only):
+    """Add a pawn move to every square of ``targets``, coming from ``to - delta``."""
+    if count_only:
+        return n + popcount(targets)
+    while targets:
+        to = lsb(targets)
+        moves[n] = (to - delta) | (to << 6)
+        n += 1
+        targets &= targets - U64_ONE
+    return n
+
+
+@njit(inline="always")
+def _add_promotions(moves, n, targets, delta, count_only):
+    """Add the four promotions for every square of ``targets`` (from ``to - delta``)."""
+    if count_only:
+        return n + 4 * popcount(targets)
+    while targets:
+        to = lsb(targets)
+        base = (to - delta) | (to << 6)
+        moves[n] = base | PROMO_QUEEN
+        moves[n + 1] = base | PROMO_KNIGHT
+        moves[n + 2] = base | PROMO_ROOK
+        moves[n + 3] = base | PROMO_BISHOP
+        n += 4
+        targets &= targets - U64_ONE
+    return n
+
+
+@njit(inline="always")
+def _pawn_pushes_up(pawns, us):
+    """Squares one rank ahead of ``pawns`` from ``us``'s point of view."""
+    return pawns << _U8 if us == WHITE else pawns >> _U8
+
+
+@njit(inline="always")
+def _pawn_captures_west(pawns, us):
+    """Squares a pawn of ``us`` attacks towards the a-file."""
+    return (pawns & ~FILE_A) << _U7 if us == WHITE else (pawns & ~FILE_A) >> _U9
+
+
+@njit(inline="always")
+def _pawn_captures_east(pawns, us):
+    """Squares a pawn of ``us`` attacks towards the h-file."""
+    return (pawns & ~FILE_H) << _U9 if us == WHITE else (pawns & ~FILE_H) >> _U7
+
+
+@njit
+def generate_moves(pos, tab, moves, start, mode):
+    """Write the legal moves of ``mode`` from ``moves[start]``; return the end index."""
+    count_only = mode == GEN_COUNT
+    noisy = mode == GEN_NOISY
+    n = start
+    st = pos.state
+    us = st[ST_SIDE]
+    them = us ^ 1
+    pieces = pos.pieces
+    own = pos.colors[us]
+    enemy = pos.colors[them]
+    occ = own | enemy
+    king_bb = pieces[KING] & own
+    ksq = lsb(king_bb)
+    checkers = attackers_to(pos, tab, ksq, occ) & enemy
+    in_check = checkers != U64_ZERO
+    if noisy and in_check:
+        noisy = False  # quiescence in check needs every evasion
+
+    # Step 1. King moves, tested with the king lifted off the board.
+    king_targets = tab.king[ksq] & ~own
+    if noisy:
+        king_targets &= enemy
+    occ_without_king = occ ^ king_bb
+    while king_targets:
+        to = lsb(king_targets)
+        king_targets &= king_targets - U64_ONE
+        if not is_attacked(pos, tab, to, them, occ_without_king):
+            if not count_only:
+                moves[n] = ksq | (to << 6)
+            n += 1
+
+    # Step 2. Double check: nothing but a king move helps.
+    if in_check and (checkers & (checkers - U64_ONE)):
+        return n
+
+    # Step 3. Squares other pieces may move to: capture or block a single checker.
+    if in_check:
+        check_mask = tab.between[ksq, lsb(checkers)] | checkers
+    else:
+        check_mask = U64_ALL
+    targets = (enemy if noisy else ~own) & check_mask
+
+    # Step 4. Pinned pieces: own pieces alone between the king and an enemy slider.
+    rook_like = pieces[ROOK] | pieces[QUEEN]
+    bishop_like = pieces[BISHOP] | pieces[QUEEN]
+    snipers = ((rook_attacks(tab, ksq, U64_ZERO) & rook_like)
+               | (bishop_attacks(tab, ksq, U64_ZERO) & bishop_like)) & enemy
+    pinned = U64_ZERO
+    while snipers:
+        sniper = lsb(snipers)
+        snipers &= snipers - U64_ONE
+        blockers = tab.between[ksq, sniper] & occ
+        if blockers and not (blockers & (blockers - U64_ONE)) and (blockers & own):
+            pinned |= blockers
+
+    # Step 5. Knights (a pinned knight can never move).
+    knights = pieces[KNIGHT] & own & ~pinned
+    while knights:
+        frm = lsb(knights)
+        knights &= knights - U64_ONE
+        n = _add_from(moves, n, frm, tab.knight[frm] & targets, count_only)
+
+    # Step 6. Sliders; a pinned one stays on the line through its king.
+    sliders = bishop_like & own
+    while sliders:
+        frm = lsb(sliders)
+        sliders &= sliders - U64_ONE
+        attacks = bishop_attacks(tab, frm, occ) & targets
+        if pinned & square_bb(frm):
+            attacks &= tab.line[ksq, frm]
+        n = _add_from(moves, n, frm, attacks, count_only)
+    sliders = rook_like & own
+    while sliders:
+        frm = lsb(sliders)
+        sliders &= sliders - U64_ONE
+        attacks = rook_attacks(tab, frm, occ) & targets
+        if pinned & square_bb(frm):
+            attacks &= tab.line[ksq, frm]
+        n = _add_from(moves, n, frm, attacks, count_only)
+
+    # Step 7. Pawns: unpinned ones set-wise, pinned ones one by one along their pin line.
+    pawns = pieces[PAWN] & own
+    empty = ~occ
+    up = 8 if us == WHITE else -8
+    west = 7 if us == WHITE else -9
+    east = 9 if us == WHITE else -7
+    double_rank = RANK_3 if us == WHITE else RANK_6
+    free_pawns = pawns & ~pinned
+    single = _pawn_pushes_up(free_pawns, us) & empty
+    double = _pawn_pushes_up(single & double_rank, us) & empty & check_mask
+    single &= check_mask
+    cap_west = _pawn_captures_west(free_pawns, us) & enemy & check_mask
+    cap_east = _pawn_captures_east(free_pawns, us) & enemy & check_mask
+    n = _add_promotions(moves, n, single & BACK_RANKS, up, count_only)
+    n = _add_promotions(moves, n, cap_west & BACK_RANKS, west, count_only)
+    n = _add_promotions(moves, n, cap_east & BACK_RANKS, east, count_only)
+    n = _add_pawn_moves(moves, n, cap_west & ~BACK_RANKS, west, count_only)
+    n = _add_pawn_moves(moves, n, cap_east & ~BACK_RANKS, east, count_only)
+    if not noisy:
+        n = _add_pawn_moves(moves, n, single & ~BACK_RANKS, up, count_only)
+        n = _add_pawn_moves(moves, n, double, up + up, count_only)
+    pinned_pawns = pawns & pinned
+    if pinned_pawns and not in_check:
+        while pinned_pawns:
+            frm = lsb(pinned_pawns)
+            pinned_pawns &= pinned_pawns - U64_ONE
+            bit = square_bb(frm)
+            pin_line = tab.line[ksq, frm]
+            push1 = _pawn_pushes_up(bit, us) & empty
+            push2 = _pawn_pushes_up(push1 & double_rank, us) & empty
+            caps = (_pawn_captures_west(bit, us) | _pawn_captures_east(bit, us)) & enemy
+            dests = (push1 | push2 | caps) & pin_line
+            promos = dests & BACK_RANKS
+            if count_only:
+                n += 4 * popcount(promos)
+            else:
+                while promos:
+                    to = lsb(promos)
+                    promos &= promos - U64_ONE
+                    base = frm | (to << 6)
+                    moves[n] = base | PROMO_QUEEN
+                    moves[n + 1] = base | PROMO_KNIGHT
+                    moves[n + 2] = base | PROMO_ROOK
+                    moves[n + 3] = base | PROMO_BISHOP
+                    n += 4
+            quiet_or_cap = dests & ~BACK_RANKS
+            if noisy:
+                quiet_or_cap &= caps
+            n = _add_from(moves, n, frm, quiet_or_cap, count_only)
+
+    # Step 8. En passant, verified by recomputing the king's attackers.
+    ep = st[ST_EP]
+    if ep != NO_SQUARE:
+        captured_bb = square_bb(ep ^ 8)
+        capturers = tab.pawn[them, ep] & pawns
+        while capturers:
+            frm = lsb(capturers)
+            capturers &= capturers - U64_ONE
+            after = (occ ^ square_bb(frm) ^ captured_bb) | square_bb(ep)
+            attackers = attackers_to(pos, tab, ksq, after) & enemy & ~captured_bb
+            if attackers == U64_ZERO:
+                if not count_only:
+                    moves[n] = frm | (ep << 6) | EP_FLAG
+                n += 1
+
+    # Step 9. Castling (never out of check, never in quiescence).
+    if not in_check and not noisy:
+        rights = st[ST_CASTLING] >> (2 * us) & 3
+        for side in range(2):
+            if rights >> side & 1:
+                rook_sq = pos.castle_rook[2 * us + side]
+                king_to, rook_to = castling_squares(us, ksq, rook_sq)
+                rook_bb = square_bb(rook_sq)
+                king_path = tab.between[ksq, king_to] | square_bb(king_to)
+                rook_path = tab.between[rook_sq, rook_to] | square_bb(rook_to)
+                if (king_path | rook_path) & occ & ~king_bb & ~rook_bb:
+                    continue
+                occ_castle = occ ^ king_bb ^ rook_bb
+                safe = True
+                path = king_path
+                while path:
+                    sq = lsb(path)
+                    path &= path - U64_ONE
+                    if is_attacked(pos, tab, sq, them, occ_castle):
+                        safe = False
+                        break
+                if safe:
+                    if not count_only:
+                        moves[n] = ksq | (rook_sq << 6) | CASTLE_FLAG
+                    n += 1
+    return n

@@ -1,0 +1,317 @@
+"""The position: numpy arrays, the mutation primitives, and make/unmake.
+
+``Position`` is a namedtuple of arrays (numba caches namedtuples of arrays; it
+cannot cache jitclasses):
+
+    board        int8[64]               piece code on each square (0 = empty)
+    pieces       uint64[7]              bitboard per piece type, both colours (index 0 unused)
+    colors       uint64[2]              bitboard per colour
+    state        int32[ST_SIZE]         side, ep, castling, clocks, ply, Chess960 (engine.defs)
+    history      int32[GAME_STACK, 5]   undo record of each move made (engine.defs H_*)
+    keys         uint64[GAME_STACK]     Polyglot key of every position, keys[state[ST_PLY]] current
+    castle_rook  int8[4]                rook square of each castling right (-1 if none)
+    castle_mask  int8[64]               rights lost when a piece leaves or lands on a square
+
+Every change of a square goes through ``put_piece``, ``remove_piece`` and
+``move_piece``: each updates the mailbox, both bitboards and the current key
+together, so they cannot drift apart.  ``make_move`` saves what it cannot recompute
+in ``history`` and pushes a new key; ``unmake_move`` replays the primitives backwards
+on the dead key slot and pops it.
+
+The en-passant square is stored only when an enemy pawn stands beside the pawn
+that just moved two squares: exactly the condition under which Polyglot hashes it.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+
+from engine.bitboards import bishop_attacks, rook_attacks, square_bb
+from engine.defs import (
+    BISHOP, GAME_STACK, H_CAPTURED, H_CASTLING, H_EP, H_HALFMOVE, H_MOVE, H_SIZE, KING,
+    KNIGHT, NO_SQUARE, PAWN, QUEEN, ROOK, ST_CASTLING, ST_EP, ST_FULLMOVE, ST_HALFMOVE, ST_PLY,
+    ST_SIDE, ST_SIZE, U64_ZERO,
+)
+from engine.jit import lsb, njit
+from engine.move import CASTLING, EN_PASSANT, PROMOTION, move_from, move_kind, move_promo_type, move_to
+
+Position = namedtuple(
+    "Position", ["board", "pieces", "colors", "state", "history", "keys", "castle_rook", "castle_mask"]
+)
+
+
+def empty_position() -> Position:
+    """A Position with no pieces and all stacks zeroed."""
+    return Position(
+        board=np.zeros(64, dtype=np.int8),
+        pieces=np.zeros(7, dtype=np.uint64),
+        colors=np.zeros(2, dtype=np.uint64),
+        state=np.zeros(ST_SIZE, dtype=np.int32),
+        history=np.zeros((GAME_STACK, H_SIZE), dtype=np.int32),
+        keys=np.zeros(GAME_STACK, dtype=np.uint64),
+        castle_rook=np.full(4, -1, dtype=np.int8),
+        castle_mask=np.zeros(64, dtype=np.int8),
+    )
+
+
+def copy_position(pos: Position) -> Position:
+    """A deep copy (every array copied)."""
+    return Position(*(a.copy() for a in pos))
+
+
+# ---------------------------------------------------------------------------
+# Mutation primitives
+# ---------------------------------------------------------------------------
+
+@njit(inline="always")
+def put_piece(pos, tab, piece, sq):
+    """Place ``piece`` on the empty square ``sq``."""
+    bit = square_bb(sq)
+    pos.board[sq] = piece
+    pos.pieces[piece & 7] |= bit
+    pos.colors[piece >> 3] |= bit
+    pos.keys[pos.state[ST_PLY]] ^= tab.zob_piece[piece, sq]
+
+
+@njit(inline="always")
+def remove_piece(pos, tab, sq):
+    """Remove the piece standing on ``sq``."""
+    piece = pos.board[sq]
+    bit = square_bb(sq)
+    pos.board[sq] = 0
+    pos.pieces[piece & 7] ^= bit
+    pos.colors[piece >> 3] ^= bit
+    pos.keys[pos.state[ST_PLY]] ^= tab.zob_piece[piece, sq]
+
+
+@njit(inline="always")
+def move_piece(pos, tab, frm, to):
+    """Move the piece on ``frm`` to the empty square ``to``."""
+    piece = pos.board[frm]
+    both = square_bb(frm) | square_bb(to)
+    pos.board[frm] = 0
+    pos.board[to] = piece
+    pos.pieces[piece & 7] ^= both
+    pos.colors[piece >> 3] ^= both
+    pos.keys[pos.state[ST_PLY]] ^= tab.zob_piece[piece, frm] ^ tab.zob_piece[piece, to]
+
+
+# ---------------------------------------------------------------------------
+# Attacks
+# ---------------------------------------------------------------------------
+
+@njit(inline="always")
+def attackers_to(pos, tab, sq, occ):
+    """Pieces of both colours attacking ``sq`` with occupancy ``occ``."""
+    p = pos.pieces
+    rooks = p[ROOK] | p[QUEEN]
+    bishops = p[BISHOP] | p[QUEEN]
+    return ((tab.pawn[0, sq] & p[PAWN] & pos.colors[1])
+            | (tab.pawn[1, sq] & p[PAWN] & pos.colors[0])
+            | (tab.knight[sq] & p[KNIGHT])
+            | (tab.king[sq] & p[KING])
+            | (rook_attacks(tab, sq, occ) & rooks)
+            | (bishop_attacks(tab, sq, occ) & bishops))
+
+
+@njit(inline="always")
+def is_attacked(pos, tab, sq, by, occ):
+    """True when colour ``by`` attacks ``sq`` with occupancy ``occ``."""
+    p = pos.pieces
+    them = pos.colors[by]
+    if tab.pawn[by ^ 1, sq] & p[PAWN] & them:
+        return True
+    if tab.knight[sq] & p[KNIGHT] & them:
+        return True
+    if tab.king[sq] & p[KING] & them:
+        return True
+    if rook_attacks(tab, sq, occ) & (p[ROOK] | p[QUEEN]) & them:
+        return True
+    return (bishop_attacks(tab, sq, occ) & (p[BISHOP] | p[QUEEN]) & them) != U64_ZERO
+
+
+@njit(inline="always")
+def king_square(pos, colour):
+    """Square of ``colour``'s king."""
+    return lsb(pos.pieces[KING] & pos.colors[colour])
+
+
+@njit
+def in_check(pos, tab):
+    """True when the side to move is in check."""
+    us = pos.state[ST_SIDE]
+    return is_attacked(pos, tab, king_square(pos, us), us ^ 1, pos.colors[0] | pos.colors[1])
+
+
+@njit
+def checkers(pos, tab):
+    """Bitboard of the enemy pieces giving check to the side to move."""
+    us = pos.state[ST_SIDE]
+    occ = pos.colors[0] | pos.colors[1]
+    return attackers_to(pos, tab, king_square(pos, us), occ) & pos.colors[us ^ 1]
+
+
+@njit(inline="always")
+def castling_squares(us, king_from, rook_from):
+    """(king_to, rook_to) of a castling move: g/f files for h-side, c/d for a-side."""
+    base = 56 * us
+    if rook_from > king_from:
+        return base + 6, base + 5
+    return base + 2, base + 3
+
+
+@njit(inline="always")
+def pawn_can_take_ep(pos, tab, ep_sq, capturer):
+    """True when a pawn of ``capturer`` attacks ``ep_sq`` (Polyglot's ep condition)."""
+    return (tab.pawn[capturer ^ 1, ep_sq] & pos.pieces[PAWN] & pos.colors[capturer]) != U64_ZERO
+
+
+# ---------------------------------------------------------------------------
+# Make and unmake
+# ---------------------------------------------------------------------------
+
+@njit
+def make_move(pos, tab, move):
+    """Play a legal ``move`` in place."""
+    st = pos.state
+    ply = st[ST_PLY]
+    us = st[ST_SIDE]
+    them = us ^ 1
+    frm, to, kind = move_from(move), move_to(move), move_kind(move)
+    record = pos.history[ply]
+    record[H_MOVE] = move
+    record[H_CASTLING] = st[ST_CASTLING]
+    record[H_EP] = st[ST_EP]
+    record[H_HALFMOVE] = st[ST_HALFMOVE]
+    st[ST_PLY] = ply + 1
+    key = pos.keys[ply] ^ tab.zob_side[0]
+    if st[ST_EP] != NO_SQUARE:
+        key ^= tab.zob_ep[st[ST_EP] & 7]
+        st[ST_EP] = NO_SQUARE
+    pos.keys[ply + 1] = key
+
+    piece = pos.board[frm]
+    captured = 0
+    st[ST_HALFMOVE] += 1
+    if kind == CASTLING:
+        king_to, rook_to = castling_squares(us, frm, to)
+        rook = pos.board[to]
+        remove_piece(pos, tab, frm)
+        remove_piece(pos, tab, to)
+        put_piece(pos, tab, piece, king_to)
+        put_piece(pos, tab, rook, rook_to)
+    else:
+        if kind == EN_PASSANT:
+            captured = pos.board[to ^ 8]
+            remove_piece(pos, tab, to ^ 8)
+        elif pos.board[to] != 0:
+            captured = pos.board[to]
+            remove_piece(pos, tab, to)
+        move_piece(pos, tab, frm, to)
+        if piece & 7 == PAWN:
+            st[ST_HALFMOVE] = 0
+            if kind == PROMOTION:
+                remove_piece(pos, tab, to)
+                put_piece(pos, tab, (us << 3) | move_promo_type(move), to)
+            elif to ^ frm == 16:
+                ep_sq = (frm + to) >> 1
+                if pawn_can_take_ep(pos, tab, ep_sq, them):
+                    st[ST_EP] = ep_sq
+                    pos.keys[ply + 1] ^= tab.zob_ep[ep_sq & 7]
+        if captured != 0:
+            st[ST_HALFMOVE] = 0
+    record[H_CAPTURED] = captured
+
+    rights = st[ST_CASTLING]
+    if rights != 0:
+        new_rights = rights & ~(pos.castle_mask[frm] | pos.castle_mask[to])
+        if new_rights != rights:
+            pos.keys[ply + 1] ^= tab.zob_castle[rights] ^ tab.zob_castle[new_rights]
+            st[ST_CASTLING] = new_rights
+    st[ST_FULLMOVE] += us
+    st[ST_SIDE] = them
+
+
+@njit
+def unmake_move(pos, tab):
+    """Take back the last move made with ``make_move``."""
+    st = pos.state
+    ply = st[ST_PLY] - 1
+    record = pos.history[ply]
+    move = record[H_MOVE]
+    them = st[ST_SIDE]
+    us = them ^ 1
+    frm, to, kind = move_from(move), move_to(move), move_kind(move)
+    # The primitives below xor the dead key slot keys[ply + 1]; keys[ply] stays intact.
+    if kind == CASTLING:
+        king_to, rook_to = castling_squares(us, frm, to)
+        king = pos.board[king_to]
+        rook = pos.board[rook_to]
+        remove_piece(pos, tab, king_to)
+        remove_piece(pos, tab, rook_to)
+        put_piece(pos, tab, king, frm)
+        put_piece(pos, tab, rook, to)
+    else:
+        if kind == PROMOTION:
+            remove_piece(pos, tab, to)
+            put_piece(pos, tab, (us << 3) | PAWN, to)
+        move_piece(pos, tab, to, frm)
+        captured = record[H_CAPTURED]
+        if captured != 0:
+            put_piece(pos, tab, captured, to ^ 8 if kind == EN_PASSANT else to)
+    st[ST_CASTLING] = record[H_CASTLING]
+    st[ST_EP] = record[H_EP]
+    st[ST_HALFMOVE] = record[H_HALFMOVE]
+    st[ST_FULLMOVE] -= us
+    st[ST_SIDE] = us
+    st[ST_PLY] = ply
+
+
+@njit
+def make_null_move(pos, tab):
+    """Pass the move to the opponent (null-move pruning); undo with unmake_null_move."""
+    st = pos.state
+    ply = st[ST_PLY]
+    record = pos.history[ply]
+    record[H_MOVE] = 0
+    record[H_CAPTURED] = 0
+    record[H_CASTLING] = st[ST_CASTLING]
+    record[H_EP] = st[ST_EP]
+    record[H_HALFMOVE] = st[ST_HALFMOVE]
+    key = pos.keys[ply] ^ tab.zob_side[0]
+    if st[ST_EP] != NO_SQUARE:
+        key ^= tab.zob_ep[st[ST_EP] & 7]
+        st[ST_EP] = NO_SQUARE
+    pos.keys[ply + 1] = key
+    st[ST_HALFMOVE] += 1
+    st[ST_SIDE] ^= 1
+    st[ST_PLY] = ply + 1
+
+
+@njit
+def unmake_null_move(pos, tab):
+    """Take back a null move."""
+    st = pos.state
+    ply = st[ST_PLY] - 1
+    record = pos.history[ply]
+    st[ST_EP] = record[H_EP]
+    st[ST_HALFMOVE] = record[H_HALFMOVE]
+    st[ST_SIDE] ^= 1
+    st[ST_PLY] = ply
+
+
+@njit
+def compute_key(pos, tab):
+    """Polyglot key recomputed from scratch (for setting up and for checking)."""
+    key = U64_ZERO
+    for sq in range(64):
+        if pos.board[sq] != 0:
+            key ^= tab.zob_piece[pos.board[sq], sq]
+    key ^= tab.zob_castle[pos.state[ST_CASTLING]]
+    if pos.state[ST_EP] != NO_SQUARE:
+        key ^= tab.zob_ep[pos.state[ST_EP] & 7]
+    if pos.state[ST_SIDE] == 0:
+        key ^= tab.zob_side[0]
+    return key
