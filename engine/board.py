@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine.bitboards import tables
-from engine.defs import GAME_STACK, KING, MAX_MOVES, ST_CHESS960, ST_PLY, ST_SIDE
+from engine.defs import GAME_STACK, KING, MAX_MOVES, PIECE_SYMBOLS, ST_CHESS960, ST_PLY, ST_SIDE
 from engine.fen import STARTING_FEN, FenError, format_fen, parse_fen, parse_square, square_name
 from engine.move import CASTLING, PROMOTION, move_fields
 from engine.movegen import GEN_ALL, GEN_NOISY, generate_moves
@@ -83,6 +83,16 @@ class Board:
         """FEN (X-FEN castling; en passant only when legal)."""
         return format_fen(self.pos, self.legal_moves())
 
+    def ascii(self) -> str:
+        """The board as eight lines of piece letters, rank 8 first ('.' for empty)."""
+        symbols = PIECE_SYMBOLS
+        rows = []
+        for rank in range(7, -1, -1):
+            row = " ".join(symbols[int(self.pos.board[rank * 8 + file])] for file in range(8))
+            rows.append(f"{rank + 1}  {row}")
+        rows.append("   a b c d e f g h")
+        return "\n".join(rows)
+
     def push(self, move: int) -> None:
         """Play a move integer, which must be legal."""
         if self.ply >= GAME_STACK - 1:
@@ -104,7 +114,7 @@ class Board:
         """UCI text of a move: e1g1 castling in standard chess, e1h1 in Chess960."""
         frm, to, kind, promo = move_fields(move)
         if kind == CASTLING and not self.chess960:
-            to, _ = castling_squares(frm >> 3 and 1, frm, to)
+            to, _ = castling_squares(0 if frm < 8 else 1, frm, to)
         text = square_name(frm) + square_name(to)
         if kind == PROMOTION:
             text += PROMOTION_LETTERS[promo]

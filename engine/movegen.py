@@ -31,7 +31,7 @@ from engine.defs import (
     BISHOP, FILE_A, FILE_H, KING, KNIGHT, NO_SQUARE, PAWN, QUEEN, RANK_3, RANK_6, ROOK,
     ST_CASTLING, ST_EP, ST_SIDE, U64_ALL, U64_ONE, U64_ZERO, WHITE, BACK_RANKS,
 )
-from engine.jit import lsb, njit, popcount
+from engine.jit import hot_njit, lsb, njit, popcount
 from engine.move import CASTLE_FLAG, EP_FLAG, PROMO_BISHOP, PROMO_KNIGHT, PROMO_QUEEN, PROMO_ROOK
 from engine.position import attackers_to, castling_squares, is_attacked
 
@@ -102,7 +102,7 @@ def _pawn_captures_east(pawns, us):
     return (pawns & ~FILE_H) << _U9 if us == WHITE else (pawns & ~FILE_H) >> _U7
 
 
-@njit
+@hot_njit
 def generate_moves(pos, tab, moves, start, mode):
     """Write the legal moves of ``mode`` from ``moves[start]``; return the end index."""
     count_only = mode == GEN_COUNT

@@ -12,12 +12,12 @@ import numpy as np
 
 from engine.board import Board
 from engine.defs import MAX_MOVES, MAX_PLY
-from engine.jit import njit
+from engine.jit import hot_njit
 from engine.movegen import GEN_ALL, GEN_COUNT, generate_moves
 from engine.position import make_move, unmake_move
 
 
-@njit
+@hot_njit
 def perft_kernel(pos, tab, moves, depth):
     """Leaf count of the legal move tree ``depth`` plies deep; ``moves`` has a row per depth."""
     if depth <= 0:

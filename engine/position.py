@@ -34,7 +34,7 @@ from engine.defs import (
     KNIGHT, NO_SQUARE, PAWN, QUEEN, ROOK, ST_CASTLING, ST_EP, ST_FULLMOVE, ST_HALFMOVE, ST_PLY,
     ST_SIDE, ST_SIZE, U64_ZERO,
 )
-from engine.jit import lsb, njit
+from engine.jit import hot_njit, lsb, njit
 from engine.move import CASTLING, EN_PASSANT, PROMOTION, move_from, move_kind, move_promo_type, move_to
 
 Position = namedtuple(
@@ -138,14 +138,14 @@ def king_square(pos, colour):
     return lsb(pos.pieces[KING] & pos.colors[colour])
 
 
-@njit
+@hot_njit
 def in_check(pos, tab):
     """True when the side to move is in check."""
     us = pos.state[ST_SIDE]
     return is_attacked(pos, tab, king_square(pos, us), us ^ 1, pos.colors[0] | pos.colors[1])
 
 
-@njit
+@hot_njit
 def checkers(pos, tab):
     """Bitboard of the enemy pieces giving check to the side to move."""
     us = pos.state[ST_SIDE]
@@ -172,7 +172,7 @@ def pawn_can_take_ep(pos, tab, ep_sq, capturer):
 # Make and unmake
 # ---------------------------------------------------------------------------
 
-@njit
+@njit(inline="always")
 def make_move(pos, tab, move):
     """Play a legal ``move`` in place."""
     st = pos.state
@@ -234,7 +234,7 @@ def make_move(pos, tab, move):
     st[ST_SIDE] = them
 
 
-@njit
+@njit(inline="always")
 def unmake_move(pos, tab):
     """Take back the last move made with ``make_move``."""
     st = pos.state
@@ -269,7 +269,7 @@ def unmake_move(pos, tab):
     st[ST_PLY] = ply
 
 
-@njit
+@hot_njit
 def make_null_move(pos, tab):
     """Pass the move to the opponent (null-move pruning); undo with unmake_null_move."""
     st = pos.state
@@ -290,7 +290,7 @@ def make_null_move(pos, tab):
     st[ST_PLY] = ply + 1
 
 
-@njit
+@hot_njit
 def unmake_null_move(pos, tab):
     """Take back a null move."""
     st = pos.state
@@ -302,7 +302,7 @@ def unmake_null_move(pos, tab):
     st[ST_PLY] = ply
 
 
-@njit
+@hot_njit
 def compute_key(pos, tab):
     """Polyglot key recomputed from scratch (for setting up and for checking)."""
     key = U64_ZERO

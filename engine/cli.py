@@ -1,0 +1,64 @@
+"""Command line: ``numbat`` (or ``python run_engine.py``) with no argument speaks UCI.
+
+Sub-commands for testers, as Stockfish has them:
+
+    numbat perft DEPTH [FEN]    divide and total, Stockfish's ``go perft`` format
+    numbat warmup               compile every kernel into the disk cache
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+
+def _perft(depth: int, fen: str | None) -> int:
+    """Print a divide of ``fen`` (default: start position) and the node rate."""
+    from engine.board import Board, FenError
+    from engine.perft import divide
+
+    try:
+        board = Board(fen) if fen else Board()
+    except FenError as exc:
+        print(f"invalid FEN: {exc}", file=sys.stderr)
+        return 2
+    start = time.perf_counter()
+    total = 0
+    for text, count in divide(board, depth):
+        print(f"{text}: {count}")
+        total += count
+    elapsed = time.perf_counter() - start
+    print()
+    print(f"Nodes searched: {total}")
+    print(f"Time: {elapsed:.3f} s ({total / max(elapsed, 1e-9) / 1e6:.1f} Mnps)", file=sys.stderr)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``numbat`` console script and of ``run_engine.py``."""
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv:
+        from engine.uci import main as uci_main
+
+        return uci_main()
+    parser = argparse.ArgumentParser(prog="numbat", description="Numbat chess engine (UCI when run without arguments)")
+    sub = parser.add_subparsers(dest="command", required=True)
+    perft = sub.add_parser("perft", help="count leaf nodes (divide) to DEPTH")
+    perft.add_argument("depth", type=int)
+    perft.add_argument("fen", nargs="*", help="FEN (default: start position)")
+    sub.add_parser("warmup", help="compile every kernel into numba's disk cache")
+    args = parser.parse_args(argv)
+    if args.command == "warmup":
+        from engine.jit import CACHE_DIR
+        from engine.warmup import warm_up
+
+        print(f"kernels ready in {warm_up():.1f} s (cache: {CACHE_DIR})")
+        return 0
+    if args.command == "perft":
+        return _perft(args.depth, " ".join(args.fen) or None)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Command-line tools built on the engine (benchmarks, suites); not imported by the engine itself."""

@@ -1,0 +1,30 @@
+"""Compile every kernel once so later processes load them from numba's disk cache.
+
+``numbat warmup`` runs each compiled entry point on a small input with the argument
+types the engine uses, which makes numba compile and cache it.  The install command
+in the README runs it, so the first game after installing starts as fast as every
+later one.
+"""
+
+from __future__ import annotations
+
+import time
+
+
+def warm_up() -> float:
+    """Compile (or load) every kernel; return the seconds it took."""
+    start = time.perf_counter()
+    from engine.board import Board
+    from engine.perft import divide, perft
+
+    board = Board("r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1")
+    perft(board, 2)
+    divide(board, 2)
+    board.noisy_moves()
+    board.is_check()
+    board.push_null()
+    board.pop()
+    board.push(board.legal_moves()[0])
+    board.fen()
+    board.pop()
+    return time.perf_counter() - start

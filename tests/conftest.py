@@ -1,0 +1,46 @@
+"""Shared test setup: the repository on sys.path, the data directory, small helpers.
+
+The data set lives next to the repository: ``<repo>/../shared/data``.  Perft files
+are parsed by ``engine.tools.perft_suite`` (shared with the benchmark command).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+DATA = REPO.parent / "shared" / "data"
+PERFT_DIR = DATA / "perft"
+
+KIWIPETE = "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1"
+
+
+def snapshot(pos) -> dict[str, np.ndarray]:
+    """A copy of every array of a Position, by field name."""
+    return {name: getattr(pos, name).copy() for name in pos._fields}
+
+
+def assert_restored(before: dict[str, np.ndarray], pos, ply: int, context: str = "") -> None:
+    """Every array of ``pos`` equals ``before`` except the dead stack slots of one make/unmake.
+
+    Making a move at ``ply`` writes its undo record into ``history[ply]`` and the
+    child's key into ``keys[ply + 1]``; unmake leaves both behind (they are above the
+    live stack and are overwritten by the next make).  Everything else, including
+    every other history row and key slot, must be restored bit for bit.
+    """
+    for name, old in before.items():
+        new = getattr(pos, name)
+        assert new.dtype == old.dtype and new.shape == old.shape, f"{name} changed type/shape {context}"
+        if name == "history":
+            old, new = np.delete(old, ply, axis=0), np.delete(new, ply, axis=0)
+        elif name == "keys":
+            old, new = np.delete(old, ply + 1), np.delete(new, ply + 1)
+        if not np.array_equal(old, new):
+            diff = np.argwhere(old != new)[:5].tolist()
+            raise AssertionError(f"pos.{name} not restored {context}: first differing indices {diff}")

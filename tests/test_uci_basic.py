@@ -1,0 +1,83 @@
+"""The UCI loop of the foundation: start-up order, perft output, bad input survived."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+ENGINE = [sys.executable, str(REPO / "run_engine.py")]
+
+
+def run_session(text: str, timeout: float = 120.0) -> list[str]:
+    """Feed ``text`` to a fresh engine and return its output lines."""
+    out = subprocess.run(ENGINE, input=text, capture_output=True, text=True, timeout=timeout, cwd="/")
+    assert out.returncode == 0, out.stderr
+    return out.stdout.splitlines()
+
+
+def test_uciok_before_numba_is_loaded() -> None:
+    proc = subprocess.Popen(ENGINE, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd="/")
+    assert proc.stdin and proc.stdout
+    start = time.perf_counter()
+    proc.stdin.write("uci\n")
+    proc.stdin.flush()
+    lines = []
+    while not lines or lines[-1] != "uciok":
+        lines.append(proc.stdout.readline().strip())
+    uciok_latency = time.perf_counter() - start
+    proc.stdin.write("isready\n")
+    proc.stdin.flush()
+    assert proc.stdout.readline().strip() == "readyok"
+    proc.stdin.write("quit\n")
+    proc.stdin.flush()
+    assert proc.wait(timeout=10) == 0
+    assert lines[0].startswith("id name Numbat")
+    assert uciok_latency < 1.0, f"uciok took {uciok_latency:.2f} s"
+
+
+def test_go_perft_prints_stockfish_divide_format() -> None:
+    lines = run_session("position fen r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1\n"
+                        "go perft 3\nquit\n")
+    blank = lines.index("")
+    divide = dict(line.split(": ") for line in lines[:blank])
+    assert len(divide) == 48
+    assert divide["e1g1"] == "2059" and divide["e1c1"] == "1887"
+    assert sum(map(int, divide.values())) == 97862
+    assert lines[blank + 1] == "Nodes searched: 97862"
+
+
+def test_position_moves_then_perft() -> None:
+    lines = run_session("position startpos moves e2e4 e7e5\ngo perft 1\n")
+    assert lines[-1] == "Nodes searched: 29"
+
+
+def test_bad_input_gets_one_info_string_and_engine_survives() -> None:
+    bad = [
+        "foo",
+        "position",
+        "position fen 8/8/8 w - - 0 1",
+        "position fen 4k3/8/8/8/8/8/8/4K2P w - - 0 1",
+        "position startpos moves e2e4 e2e4",
+        "go perft x",
+        "setoption name Nope value 3",
+        "debug maybe",
+    ]
+    lines = run_session("\n".join(bad) + "\n\n\t\r\ngo perft 1\nquit\n")
+    infos = [line for line in lines if line.startswith("info string")]
+    assert len(infos) == len(bad), lines
+    # the illegal second move left the position after 1. e4 in place
+    assert "illegal move 'e2e4'" in infos[4]
+    assert lines[-1] == "Nodes searched: 20"
+
+
+def test_command_line_perft() -> None:
+    out = subprocess.run([*ENGINE, "perft", "3", "8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8", "w", "-", "-", "0", "1"],
+                         capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.splitlines()[-1] == "Nodes searched: 2812"
+
+
+def test_eof_ends_the_session_cleanly() -> None:
+    assert run_session("uci\n")[-1] == "uciok"
