@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine.bitboards import tables
-from engine.defs import GAME_STACK, KING, MAX_MOVES, PIECE_SYMBOLS, ST_CHESS960, ST_PLY, ST_SIDE
+from engine.defs import GAME_STACK, KING, MAX_MOVES, MAX_PLY, PIECE_SYMBOLS, ST_CHESS960, ST_PLY, ST_SIDE
 from engine.fen import STARTING_FEN, FenError, format_fen, parse_fen, parse_square, square_name
 from engine.move import CASTLING, PROMOTION, move_fields
 from engine.movegen import GEN_ALL, GEN_NOISY, generate_moves
@@ -95,7 +95,7 @@ class Board:
 
     def push(self, move: int) -> None:
         """Play a move integer, which must be legal."""
-        if self.ply >= GAME_STACK - 1:
+        if self.ply >= GAME_STACK - MAX_PLY - 2:  # room for the search path above the game
             raise IllegalMoveError("game too long for the history stack")
         make_move(self.pos, self.tab, move)
 

@@ -4,6 +4,7 @@ Sub-commands for testers, as Stockfish has them:
 
     numbat perft DEPTH [FEN]    divide and total, Stockfish's ``go perft`` format
     numbat warmup               compile every kernel into the disk cache
+    numbat bench [DEPTH]        fixed search of 40 positions; last line "N nodes M nps"
 """
 
 from __future__ import annotations
@@ -48,12 +49,19 @@ def main(argv: list[str] | None = None) -> int:
     perft.add_argument("depth", type=int)
     perft.add_argument("fen", nargs="*", help="FEN (default: start position)")
     sub.add_parser("warmup", help="compile every kernel into numba's disk cache")
+    bench = sub.add_parser("bench", help="fixed-depth search of the bench positions; prints 'N nodes M nps'")
+    bench.add_argument("depth", type=int, nargs="?", default=None)
     args = parser.parse_args(argv)
     if args.command == "warmup":
         from engine.jit import CACHE_DIR
         from engine.warmup import warm_up
 
         print(f"kernels ready in {warm_up():.1f} s (cache: {CACHE_DIR})")
+        return 0
+    if args.command == "bench":
+        from engine.bench import BENCH_DEPTH, run_bench
+
+        run_bench(args.depth or BENCH_DEPTH)
         return 0
     if args.command == "perft":
         return _perft(args.depth, " ".join(args.fen) or None)

@@ -138,7 +138,7 @@ def king_square(pos, colour):
     return lsb(pos.pieces[KING] & pos.colors[colour])
 
 
-@hot_njit
+@njit(inline="always")
 def in_check(pos, tab):
     """True when the side to move is in check."""
     us = pos.state[ST_SIDE]

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import sys
 import threading
+from dataclasses import dataclass
 from collections.abc import Callable
 from typing import TextIO
 
@@ -86,6 +87,60 @@ def parse_int(token: str, name: str, low: int, high: int) -> int:
     return max(low, min(high, value))
 
 
+@dataclass
+class Option:
+    """One UCI option as ``uci`` lists it; ``value`` holds the current setting."""
+
+    name: str
+    kind: str  # check, spin, button, string
+    default: object = None
+    low: int = 0
+    high: int = 0
+    value: object = None
+
+    def declaration(self) -> str:
+        """The ``option name ...`` line."""
+        text = f"option name {self.name} type {self.kind}"
+        if self.kind == "check":
+            text += f" default {'true' if self.default else 'false'}"
+        elif self.kind == "spin":
+            text += f" default {self.default} min {self.low} max {self.high}"
+        elif self.kind == "string":
+            text += f" default {self.default if self.default not in (None, '') else '<empty>'}"
+        return text
+
+    def parse(self, text: str) -> object:
+        """The value ``text`` sets, or UciError when it does not fit the option."""
+        if self.kind == "check":
+            if text.lower() not in ("true", "false"):
+                raise UciError(f"option {self.name} takes true or false, got {text!r}")
+            return text.lower() == "true"
+        if self.kind == "spin":
+            try:
+                number = int(text)
+            except ValueError:
+                raise UciError(f"option {self.name} takes an integer, got {text!r}") from None
+            if not self.low <= number <= self.high:
+                raise UciError(f"option {self.name} must be between {self.low} and {self.high}, got {number}")
+            return number
+        if self.kind == "string":
+            return "" if text == "<empty>" else text
+        return None
+
+
+def default_options() -> list[Option]:
+    """Every option, with Stockfish's names, types and ranges."""
+    return [
+        Option("Threads", "spin", 1, 1, 1),
+        Option("Hash", "spin", 16, 1, 65536),
+        Option("Clear Hash", "button"),
+        Option("Ponder", "check", False),
+        Option("MultiPV", "spin", 1, 1, 256),
+        Option("Move Overhead", "spin", 10, 0, 5000),
+        Option("UCI_Chess960", "check", False),
+    ]
+
+
 class UciEngine:
     """State and command handlers of one UCI session."""
 
@@ -95,6 +150,13 @@ class UciEngine:
         self.chess960 = False
         self.debug = False
         self._board = None  # engine.board.Board once the core is loaded
+        self.options = {option.name.lower(): option for option in default_options()}
+        for option in self.options.values():
+            option.value = option.default
+        self._searcher = None  # engine.searcher.Searcher, created on first use
+        self._search_thread: threading.Thread | None = None
+        self._release = threading.Event()  # lets a finished infinite/ponder search report
+        self._limits = None
         self.commands: dict[str, Callable[[list[str]], None]] = {
             "uci": self.cmd_uci,
             "isready": self.cmd_isready,
@@ -106,6 +168,7 @@ class UciEngine:
             "stop": self.cmd_stop,
             "ponderhit": self.cmd_ponderhit,
             "d": self.cmd_display,
+            "bench": self.cmd_bench,
             "help": self.cmd_help,
         }
 
@@ -128,6 +191,7 @@ class UciEngine:
             return True
         name, args = tokens[0], tokens[1:]
         if name == "quit":
+            self.wait_for_search()
             return False
         handler = self.commands.get(name)
         if handler is None:
@@ -147,7 +211,8 @@ class UciEngine:
         """Identify the engine and list its options."""
         self.out.send(f"id name {ENGINE_NAME} {__version__}")
         self.out.send(f"id author {ENGINE_AUTHOR}")
-        self.out.send("option name UCI_Chess960 type check default false")
+        for option in self.options.values():
+            self.out.send(option.declaration())
         self.out.send("uciok")
         self.core.start()
 
@@ -171,18 +236,61 @@ class UciEngine:
             name, value = " ".join(args[1:split]), " ".join(args[split + 1:])
         else:
             name, value = " ".join(args[1:]), ""
-        if name.lower() == "uci_chess960":
-            if value.lower() not in ("true", "false"):
-                raise UciError(f"UCI_Chess960 takes true or false, got {value!r}")
-            self.chess960 = value.lower() == "true"
+        option = self.options.get(name.lower())
+        if option is None:
+            raise UciError(f"unknown option {name!r}")
+        if option.kind != "button" and value == "" and option.kind != "string":
+            raise UciError(f"option {option.name} needs a value")
+        new_value = option.parse(value)
+        self.wait_for_search()
+        self.apply_option(option, new_value)
+
+    def apply_option(self, option: Option, value: object) -> None:
+        """Store an option's new value and act on it."""
+        key = option.name.lower()
+        if option.kind != "button":
+            option.value = value
+        if key == "uci_chess960":
+            self.chess960 = bool(value)
             if self._board is not None:
                 self._board.chess960 = self.chess960
-        else:
-            raise UciError(f"unknown option {name!r}")
+        elif key == "hash" and self._searcher is not None:
+            self._searcher.resize_hash(int(value))
+        elif key == "clear hash" and self._searcher is not None:
+            self._searcher.clear_hash()
+        elif key == "multipv" and self._searcher is not None:
+            self._searcher.multipv = int(value)
+        elif key == "move overhead" and self._searcher is not None:
+            self._searcher.move_overhead = int(value) / 1000
+
+    @property
+    def searcher(self):
+        """The searcher (created on first use, with the current options)."""
+        if self._searcher is None:
+            self.core.wait()
+            from engine.searcher import Searcher
+
+            self._searcher = Searcher(hash_mb=int(self.options["hash"].value))
+            self._searcher.multipv = int(self.options["multipv"].value)
+            self._searcher.move_overhead = int(self.options["move overhead"].value) / 1000
+        return self._searcher
+
+    def searching(self) -> bool:
+        """True while a search thread runs."""
+        return self._search_thread is not None and self._search_thread.is_alive()
+
+    def wait_for_search(self) -> None:
+        """Stop a running search and wait for its bestmove (before changing state)."""
+        if self.searching():
+            self.cmd_stop([])
+        if self._search_thread is not None:
+            self._search_thread.join()
+            self._search_thread = None
 
     def cmd_ucinewgame(self, args: list[str]) -> None:
-        """Forget the previous game."""
-        self.core.wait()
+        """Forget the previous game: hash table, history, killers."""
+        self.wait_for_search()
+        self.searcher.new_game()
 
     def cmd_position(self, args: list[str]) -> None:
         """``position startpos|fen <fen> [moves <m1> ...]``."""
@@ -201,6 +309,7 @@ class UciEngine:
             fen = " ".join(setup[1:])
         else:
             raise UciError(f"position needs 'startpos' or 'fen <fen>', got {' '.join(setup)!r}")
+        self.wait_for_search()
         self.core.wait()
         try:
             board = Board(fen, chess960=self.chess960)
@@ -217,15 +326,103 @@ class UciEngine:
                 ) from None
         self._board = board
 
+    GO_INT_TOKENS = {"wtime", "btime", "winc", "binc", "movestogo", "depth", "nodes", "mate", "movetime", "perft"}
+    GO_FLAG_TOKENS = {"infinite", "ponder"}
+
+    def parse_go(self, args: list[str]) -> dict[str, object]:
+        """Tokens of ``go`` as a dict; UciError on anything malformed."""
+        parsed: dict[str, object] = {}
+        i = 0
+        while i < len(args):
+            token = args[i]
+            if token in self.GO_FLAG_TOKENS:
+                parsed[token] = True
+                i += 1
+            elif token in self.GO_INT_TOKENS:
+                if i + 1 >= len(args):
+                    raise UciError(f"go {token} needs a number")
+                try:
+                    parsed[token] = int(args[i + 1])
+                except ValueError:
+                    raise UciError(f"go {token} needs an integer, got {args[i + 1]!r}") from None
+                i += 2
+            elif token == "searchmoves":
+                moves = []
+                i += 1
+                while i < len(args) and args[i] not in self.GO_INT_TOKENS | self.GO_FLAG_TOKENS:
+                    moves.append(args[i])
+                    i += 1
+                parsed["searchmoves"] = moves
+            else:
+                raise UciError(f"unknown go token {token!r}")
+        return parsed
+
     def cmd_go(self, args: list[str]) -> None:
-        """``go perft N`` (search limits arrive with the search)."""
-        if args and args[0] == "perft":
-            if len(args) != 2:
-                raise UciError("usage: go perft <depth>")
-            depth = parse_int(args[1], "perft depth", 1, 20)
-            self.run_perft(depth)
+        """``go`` with any UCI limits, or ``go perft N``."""
+        parsed = self.parse_go(args)
+        if "perft" in parsed:
+            self.wait_for_search()
+            self.run_perft(max(1, min(int(parsed["perft"]), 20)))
             return
-        raise UciError("only 'go perft <depth>' is available in this build")
+        from engine.timeman import Limits
+
+        if self.searching():
+            raise UciError("a search is running; send stop first")
+        for text in parsed.get("searchmoves", []):
+            try:
+                self.board.parse_uci(str(text))
+            except ValueError:
+                raise UciError(f"searchmoves: {text!r} is not a legal move here") from None
+
+        def seconds(name: str) -> float | None:
+            value = parsed.get(name)
+            return None if value is None else max(0, int(value)) / 1000
+
+        limits = Limits(
+            wtime=seconds("wtime"), btime=seconds("btime"), winc=seconds("winc") or 0.0,
+            binc=seconds("binc") or 0.0,
+            movestogo=max(1, int(parsed["movestogo"])) if parsed.get("movestogo") else None,
+            movetime=seconds("movetime"),
+            depth=max(1, int(parsed["depth"])) if "depth" in parsed else None,
+            nodes=max(1, int(parsed["nodes"])) if "nodes" in parsed else None,
+            mate=max(1, int(parsed["mate"])) if "mate" in parsed else None,
+            infinite=bool(parsed.get("infinite")), ponder=bool(parsed.get("ponder")),
+            searchmoves=[str(m) for m in parsed.get("searchmoves", [])],
+        )
+        board = self.board.copy()
+        searcher = self.searcher
+        self._limits = limits
+        self._release.clear()
+        self._search_thread = threading.Thread(target=self._search_and_report, args=(searcher, board, limits),
+                                               name="numbat-search", daemon=True)
+        self._search_thread.start()
+
+    def _search_and_report(self, searcher, board, limits) -> None:
+        """Search thread: think, wait if the GUI must release the result, print bestmove."""
+        try:
+            best, ponder = searcher.think(board, limits, self.out.send)
+        except Exception as exc:  # a crash must still answer bestmove
+            self.out.info(f"error: search failed: {exc!r}")
+            moves = board.legal_moves()
+            best, ponder = (moves[0] if moves else 0), 0
+        if limits.infinite or limits.ponder:
+            self._release.wait()  # UCI: never report before stop/ponderhit in these modes
+        self.out.info(searcher.stats.summary())
+        if not best:
+            self.out.send("bestmove 0000")
+        elif ponder:
+            self.out.send(f"bestmove {board.move_to_uci(best)} ponder {self._ponder_text(board, best, ponder)}")
+        else:
+            self.out.send(f"bestmove {board.move_to_uci(best)}")
+
+    @staticmethod
+    def _ponder_text(board, best: int, ponder: int) -> str:
+        """UCI text of the ponder move, written in the position after ``best``."""
+        board.push(best)
+        try:
+            return board.move_to_uci(ponder)
+        finally:
+            board.pop()
 
     def run_perft(self, depth: int) -> None:
         """Stockfish's divide format: one ``move: count`` line per root move, then the total."""
@@ -239,10 +436,27 @@ class UciEngine:
         self.out.send(f"Nodes searched: {total}")
 
     def cmd_stop(self, args: list[str]) -> None:
-        """Stop a running search (none can run yet)."""
+        """Stop the search; it answers bestmove at once."""
+        if self._searcher is not None:
+            self._searcher.stop()
+        self._release.set()
 
     def cmd_ponderhit(self, args: list[str]) -> None:
-        """The opponent played the expected move (no pondering yet)."""
+        """The opponent played the predicted move: the search continues on our clock."""
+        if not self.searching() or self._limits is None:
+            return
+        self._limits.ponder = False
+        self.searcher.ponderhit(self._limits, self.board.turn)
+        self._release.set()
+
+    def cmd_bench(self, args: list[str]) -> None:
+        """Non-UCI ``bench [depth]``: the fixed benchmark search."""
+        from engine.bench import BENCH_DEPTH, run_bench
+
+        depth = parse_int(args[0], "bench depth", 1, 30) if args else BENCH_DEPTH
+        self.wait_for_search()
+        self.core.wait()
+        run_bench(depth, self.out.send)
 
     def cmd_display(self, args: list[str]) -> None:
         """Non-UCI ``d``: the board, its FEN and its Polyglot key."""
@@ -271,6 +485,7 @@ def main(stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
         except KeyboardInterrupt:
             break
         if not line:
+            engine.wait_for_search()
             break
         if not engine.handle(line):
             break

@@ -27,4 +27,14 @@ def warm_up() -> float:
     board.push(board.legal_moves()[0])
     board.fen()
     board.pop()
+
+    from engine.minimax import minimax
+    from engine.searcher import Searcher
+    from engine.timeman import Limits
+    import numpy as np
+
+    searcher = Searcher(hash_mb=1)
+    searcher.think(board, Limits(depth=3), lambda line: None)
+    searcher.new_game()
+    minimax(board.pos, board.tab, searcher.psqt, np.zeros((8, 256), dtype=np.int32), np.zeros(1, dtype=np.int64), 1, 0)
     return time.perf_counter() - start

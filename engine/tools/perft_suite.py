@@ -19,7 +19,8 @@ Command line (runs every listed depth of every position, shallow to deep)::
     python -m engine.tools.perft_suite --max-nodes 1000000   # skip counts above 1e6
     python -m engine.tools.perft_suite --files perftsuite.epd cpw_perft_results.epd
 
-It prints progress (tqdm when installed, else plain lines), one summary per file
+It prints progress (a tqdm bar on a terminal when tqdm is installed, else plain
+lines, e.g. when logging to a file), one summary per file
 (positions, depths checked, mismatches, nodes, nps) and exits with status 1 when
 any count differs.  Files run cheapest first: at full depth the whole set is tens
 of hours, and the deepest CPW counts (startpos D9, position 6 D9) are beyond reach
@@ -252,6 +253,9 @@ class FileResult:
 
 
 def _progress(total: int, desc: str):
+    """A tqdm bar on a terminal when tqdm is installed; None means plain log lines."""
+    if not sys.stdout.isatty():
+        return None
     try:
         from tqdm import tqdm
     except ImportError:
@@ -344,6 +348,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--announce", type=int, default=1_000_000_000,
                         help="log each check whose expected count is at least N (default 1e9)")
     args = parser.parse_args(argv)
+    signal.signal(signal.SIGTERM, _raise_interrupt)  # `kill PID` still prints the summary
 
     def log(text: str) -> None:
         print(text, flush=True)
@@ -360,7 +365,6 @@ def main(argv: list[str] | None = None) -> int:
     perft(Board(), 1)  # load or compile the kernels before timing anything
     log(f"engine ready in {time.perf_counter() - t0:.1f} s")
 
-    signal.signal(signal.SIGTERM, _raise_interrupt)  # `kill PID` still prints the summary
     results: list[FileResult] = []
     interrupted = False
     for path in paths:

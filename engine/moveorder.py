@@ -1,0 +1,197 @@
+"""Move ordering: static exchange evaluation, move scores, and picking the next move.
+
+Alpha-beta prunes most when the best move comes first, so moves are tried in this
+order (highest score first):
+
+    TT move                            SCORE_TT
+    good captures and queen promotions SCORE_GOOD_CAPTURE + MVV-LVA  (SEE >= 0)
+    killer 1, killer 2, countermove    SCORE_KILLER1 / SCORE_KILLER2 / SCORE_COUNTER
+    quiet moves                        history score (|h| < HISTORY_MAX)
+    losing captures                    SCORE_BAD_CAPTURE + MVV-LVA   (SEE < 0)
+    under-promotions                   SCORE_UNDERPROMOTION
+
+MVV-LVA (most valuable victim, least valuable attacker) is ``64 * victim - attacker``
+on piece types.  Scores live in a row of ``scores`` beside the row of ``moves``;
+``pick_next`` does one step of selection sort, so a cutoff after the first few
+moves never pays for sorting the rest.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from engine.bitboards import bishop_attacks, rook_attacks, square_bb
+from engine.defs import BISHOP, KING, KNIGHT, PAWN, QUEEN, ROOK, ST_SIDE, U64_ZERO
+from engine.jit import hot_njit, lsb, njit
+from engine.move import CASTLING, EN_PASSANT, PROMOTION, move_from, move_kind, move_promo_type, move_to
+from engine.position import attackers_to
+
+SEE_VALUE = np.array([0, 100, 320, 330, 500, 950, 20000, 0], dtype=np.int64)  # by piece type
+
+SCORE_TT = 1 << 30
+SCORE_GOOD_CAPTURE = 1 << 28
+SCORE_KILLER1 = (1 << 27) + 2
+SCORE_KILLER2 = (1 << 27) + 1
+SCORE_COUNTER = 1 << 27
+SCORE_BAD_CAPTURE = -(1 << 28)
+SCORE_UNDERPROMOTION = -(1 << 29)
+HISTORY_MAX = 16384
+
+
+@njit(inline="always")
+def is_capture(pos, move):
+    """True for captures and en passant (castling takes its own rook, which is no capture)."""
+    kind = move_kind(move)
+    if kind == EN_PASSANT:
+        return True
+    return kind != CASTLING and pos.board[move_to(move)] != 0
+
+
+@njit(inline="always")
+def captured_type(pos, move):
+    """Piece type a move captures (PAWN for en passant, 0 for none)."""
+    kind = move_kind(move)
+    if kind == EN_PASSANT:
+        return PAWN
+    if kind == CASTLING:
+        return 0
+    return pos.board[move_to(move)] & 7
+
+
+@hot_njit
+def see_ge(pos, tab, move, threshold):
+    """Static exchange evaluation: does ``move`` win at least ``threshold`` centipawns?
+
+    Plays out the capture sequence on the target square, each side recapturing
+    with its least valuable attacker and stopping when continuing would lose;
+    sliders behind a capturer join in (x-rays).  Pins are ignored.
+    """
+    kind = move_kind(move)
+    if kind == CASTLING or kind == PROMOTION:
+        return 0 >= threshold
+    frm = move_from(move)
+    to = move_to(move)
+    swap = SEE_VALUE[captured_type(pos, move)] - threshold
+    if swap < 0:
+        return False
+    swap = SEE_VALUE[pos.board[frm] & 7] - swap
+    if swap <= 0:
+        return True
+    occ = (pos.colors[0] | pos.colors[1]) ^ square_bb(frm) ^ square_bb(to)
+    if kind == EN_PASSANT:
+        occ ^= square_bb(to ^ 8)
+    p = pos.pieces
+    bishops = p[BISHOP] | p[QUEEN]
+    rooks = p[ROOK] | p[QUEEN]
+    attackers = attackers_to(pos, tab, to, occ) & occ
+    side = pos.state[ST_SIDE]
+    result = 1
+    while True:
+        side ^= 1
+        attackers &= occ
+        mine = attackers & pos.colors[side]
+        if mine == U64_ZERO:
+            break
+        result ^= 1
+        if mine & p[PAWN]:
+            swap = SEE_VALUE[PAWN] - swap
+            if swap < result:
+                break
+            occ ^= square_bb(lsb(mine & p[PAWN]))
+            attackers |= bishop_attacks(tab, to, occ) & bishops
+        elif mine & p[KNIGHT]:
+            swap = SEE_VALUE[KNIGHT] - swap
+            if swap < result:
+                break
+            occ ^= square_bb(lsb(mine & p[KNIGHT]))
+        elif mine & p[BISHOP]:
+            swap = SEE_VALUE[BISHOP] - swap
+            if swap < result:
+                break
+            occ ^= square_bb(lsb(mine & p[BISHOP]))
+            attackers |= bishop_attacks(tab, to, occ) & bishops
+        elif mine & p[ROOK]:
+            swap = SEE_VALUE[ROOK] - swap
+            if swap < result:
+                break
+            occ ^= square_bb(lsb(mine & p[ROOK]))
+            attackers |= rook_attacks(tab, to, occ) & rooks
+        elif mine & p[QUEEN]:
+            swap = SEE_VALUE[QUEEN] - swap
+            if swap < result:
+                break
+            occ ^= square_bb(lsb(mine & p[QUEEN]))
+            attackers |= (bishop_attacks(tab, to, occ) & bishops) | (rook_attacks(tab, to, occ) & rooks)
+        else:  # only the king is left: it may capture only if nothing defends
+            if attackers & ~pos.colors[side]:
+                return result == 0
+            return result == 1
+    return result == 1
+
+
+@njit(inline="always")
+def mvv_lva(pos, move):
+    """Most valuable victim first, least valuable attacker breaking ties."""
+    victim = captured_type(pos, move)
+    if move_kind(move) == PROMOTION:
+        victim += move_promo_type(move)
+    return 64 * victim - (pos.board[move_from(move)] & 7)
+
+
+@hot_njit
+def score_moves(pos, tab, moves, scores, ply_row, count, tt_move, killer1, killer2, counter, history, side):
+    """Fill ``scores[ply_row, :count]`` for ``moves[ply_row, :count]`` (module docstring order)."""
+    for i in range(count):
+        move = moves[ply_row, i]
+        if move == tt_move:
+            scores[ply_row, i] = SCORE_TT
+            continue
+        kind = move_kind(move)
+        if kind == PROMOTION and move_promo_type(move) != QUEEN:
+            scores[ply_row, i] = SCORE_UNDERPROMOTION + move_promo_type(move)
+        elif is_capture(pos, move) or kind == PROMOTION:
+            victim = captured_type(pos, move)
+            attacker = pos.board[move_from(move)] & 7
+            good = SEE_VALUE[victim] >= SEE_VALUE[attacker] or see_ge(pos, tab, move, 0)
+            base = SCORE_GOOD_CAPTURE if good else SCORE_BAD_CAPTURE
+            scores[ply_row, i] = base + mvv_lva(pos, move)
+        elif move == killer1:
+            scores[ply_row, i] = SCORE_KILLER1
+        elif move == killer2:
+            scores[ply_row, i] = SCORE_KILLER2
+        elif move == counter:
+            scores[ply_row, i] = SCORE_COUNTER
+        else:
+            scores[ply_row, i] = history[side, move & 4095]
+
+
+@hot_njit
+def score_captures(pos, moves, scores, ply_row, count):
+    """MVV-LVA scores for quiescence (evasions and quiet moves get 0)."""
+    for i in range(count):
+        move = moves[ply_row, i]
+        kind = move_kind(move)
+        if kind == PROMOTION and move_promo_type(move) != QUEEN:
+            scores[ply_row, i] = -1000
+        elif is_capture(pos, move) or kind == PROMOTION:
+            scores[ply_row, i] = 1000 + mvv_lva(pos, move)
+        else:
+            scores[ply_row, i] = 0
+
+
+@njit(inline="always")
+def pick_next(moves, scores, ply_row, index, count):
+    """Swap the best-scored of moves[index:count] into ``index`` and return it."""
+    best = index
+    best_score = scores[ply_row, index]
+    for i in range(index + 1, count):
+        if scores[ply_row, i] > best_score:
+            best = i
+            best_score = scores[ply_row, i]
+    if best != index:
+        move = moves[ply_row, best]
+        moves[ply_row, best] = moves[ply_row, index]
+        moves[ply_row, index] = move
+        scores[ply_row, best] = scores[ply_row, index]
+        scores[ply_row, index] = best_score
+    return moves[ply_row, index]

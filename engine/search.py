@@ -1,0 +1,548 @@
+"""The search kernel: negamax alpha-beta with principal variation search (PVS).
+
+This is the sequence of the lectures, each idea a named step of one function:
+minimax → alpha-beta → move ordering → transposition table → null move →
+quiescence and extensions.  Iterative deepening, aspiration windows and time
+control are the Python driver's job (``engine.searcher``); this kernel searches one
+root window to one depth and returns the score.
+
+Why one function: numba cannot cache a function that calls a recursive function
+(numba issue #6061), but a self-recursive function called straight from Python
+caches fine.  So ``search`` is the only recursive kernel, it is only ever called
+from Python (at the root, ``ply == 0``), and quiescence search is its
+``depth <= 0`` branch rather than a second recursive function.
+
+Scores are centipawns from the side to move's point of view; ``MATE - n`` means
+"mate in n plies from the root".  The search is fail-soft.
+
+The per-thread working arrays travel in the ``SearchData`` namedtuple:
+
+    moves, scores      int32[MAX_PLY + 1, MAX_MOVES]  move list and ordering scores per ply
+    quiets             int32[MAX_PLY + 1, 64]          quiet moves tried per ply (history malus)
+    killers            int32[MAX_PLY + 2, 2]           two quiet moves that cut off at each ply
+    history            int32[2, 4096]                  butterfly history by side, from|to<<6
+    counter_moves      int32[16, 64]                   reply that refuted (piece, to) last time
+    pv                 int32[MAX_PLY + 1, MAX_PLY + 1] triangular principal-variation table
+    pv_len             int32[MAX_PLY + 1]              length of the PV from each ply
+    static_eval        int32[MAX_PLY + 2]              static evaluation along the path
+    excluded           int32[MAX_PLY + 2]              move excluded by a singular search
+    root_moves         int32[MAX_MOVES]                root moves, best first (set by Python)
+    root_scores        int32[MAX_MOVES]                score of each root move this iteration
+    root_info          int64[2]                        ROOT_COUNT, ROOT_PV_START (MultiPV line)
+    counters           int64[8]                        C_* statistics (nodes, seldepth, ...)
+    control            int64[4]                        K_* shared control: stop flag, node limit
+    reductions         int32[64, 64]                   late-move reduction by depth and move number
+    config             int32[8]                        CFG_* switches (all on in play)
+
+``config`` lets the tests switch pruning off to check the textbook claim that
+alpha-beta returns the minimax value.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import namedtuple
+
+import numpy as np
+
+from engine.defs import (
+    BISHOP, H_MOVE, KING, KNIGHT, MAX_MOVES, MAX_PLY, PAWN, QUEEN, ROOK, ST_HALFMOVE, ST_PLY,
+    ST_SIDE, U64_ZERO,
+)
+from engine.evaluate import evaluate
+from engine.jit import hot_njit, popcount
+from engine.move import PROMOTION, move_from, move_kind, move_promo_type, move_to
+from engine.moveorder import (
+    HISTORY_MAX, SEE_VALUE, captured_type, is_capture, pick_next, score_captures, score_moves, see_ge,
+)
+from engine.movegen import GEN_ALL, GEN_NOISY, generate_moves
+from engine.position import in_check, make_move, make_null_move, unmake_move, unmake_null_move
+from engine.tt import (
+    BOUND_EXACT, BOUND_LOWER, BOUND_UPPER, MATE, MATE_IN_MAX_PLY, entry_bound, entry_depth, entry_eval,
+    entry_move, entry_score, score_from_tt, score_to_tt, tt_probe, tt_store,
+)
+
+INFINITE = MATE + 1
+DRAW = 0
+
+# ---------------------------------------------------------------------------
+# Tunables: every search constant, in one place.
+# ---------------------------------------------------------------------------
+RFP_MAX_DEPTH = 8            # reverse futility pruning up to this depth ...
+RFP_MARGIN = 75              # ... when eval - margin * depth still beats beta
+NMP_MIN_DEPTH = 3            # null-move pruning from this depth
+NMP_BASE_REDUCTION = 3       # R = base + depth / divisor + (eval - beta) / eval divisor
+NMP_DEPTH_DIVISOR = 4
+NMP_EVAL_DIVISOR = 200
+NMP_VERIFY_DEPTH = 12        # from this depth a null-move cutoff is verified by a real search
+IIR_MIN_DEPTH = 4            # internal iterative reduction without a TT move
+LMP_MAX_DEPTH = 8            # late-move pruning: skip quiets after 3 + depth^2 moves (halved if not improving)
+FUTILITY_MAX_DEPTH = 6       # futility pruning of quiets when eval + base + margin * depth <= alpha
+FUTILITY_BASE = 80
+FUTILITY_MARGIN = 90
+SEE_QUIET_MARGIN = 60        # prune quiets whose SEE loses more than margin * depth
+SEE_CAPTURE_MARGIN = 100     # prune captures whose SEE loses more than margin * depth
+SEE_PRUNE_MAX_DEPTH = 8
+LMR_MIN_DEPTH = 3            # late-move reductions from this depth ...
+LMR_MIN_MOVES = 2            # ... for moves after the first few
+LMR_BASE = 0.75              # reduction = base + ln(depth) * ln(move number) / divisor
+LMR_DIVISOR = 2.25
+LMR_HISTORY_DIVISOR = 8192   # history score per ply of reduction removed or added
+DELTA_MARGIN = 200           # quiescence delta pruning
+SINGULAR_MIN_DEPTH = 8       # singular extension: TT move searched alone ...
+SINGULAR_MARGIN = 2          # ... against beta = tt score - margin * depth
+HISTORY_BONUS_MAX = 1600     # history bonus = min(depth^2 * 16, max)
+
+# Layout of SearchData.counters
+C_NODES, C_SELDEPTH, C_TBHITS, C_FAIL_HIGH, C_FAIL_HIGH_FIRST, C_NMP_GUARD = 0, 1, 2, 3, 4, 5
+# Layout of SearchData.control (shared by threads)
+K_STOP, K_NODE_LIMIT = 0, 1
+# Layout of SearchData.root_info
+ROOT_COUNT, ROOT_PV_START = 0, 1
+# Layout of SearchData.config
+CFG_TT_CUTOFFS, CFG_NULL_MOVE, CFG_PRUNING, CFG_REDUCTIONS, CFG_QUIESCENCE, CFG_EXTENSIONS = 0, 1, 2, 3, 4, 5
+CFG_MATE_DISTANCE = 6
+CONFIG_SIZE = 8
+
+SearchData = namedtuple(
+    "SearchData",
+    ["moves", "scores", "quiets", "killers", "history", "counter_moves", "pv", "pv_len", "static_eval",
+     "excluded", "root_moves", "root_scores", "root_info", "counters", "control", "reductions", "config"],
+)
+
+
+def reduction_table() -> np.ndarray:
+    """Late-move reductions: LMR_BASE + ln(depth) ln(moves) / LMR_DIVISOR, in plies."""
+    table = np.zeros((64, 64), dtype=np.int32)
+    for depth in range(1, 64):
+        for count in range(1, 64):
+            table[depth, count] = int(LMR_BASE + math.log(depth) * math.log(count) / LMR_DIVISOR)
+    return table
+
+
+def new_search_data(control: np.ndarray | None = None) -> SearchData:
+    """Fresh working arrays for one search thread (``control`` may be shared)."""
+    rows = MAX_PLY + 1
+    if control is None:
+        control = np.zeros(4, dtype=np.int64)
+    return SearchData(
+        moves=np.zeros((rows, MAX_MOVES), dtype=np.int32),
+        scores=np.zeros((rows, MAX_MOVES), dtype=np.int32),
+        quiets=np.zeros((rows, 64), dtype=np.int32),
+        killers=np.zeros((MAX_PLY + 2, 2), dtype=np.int32),
+        history=np.zeros((2, 4096), dtype=np.int32),
+        counter_moves=np.zeros((16, 64), dtype=np.int32),
+        pv=np.zeros((rows, rows), dtype=np.int32),
+        pv_len=np.zeros(rows, dtype=np.int32),
+        static_eval=np.zeros(MAX_PLY + 2, dtype=np.int32),
+        excluded=np.zeros(MAX_PLY + 2, dtype=np.int32),
+        root_moves=np.zeros(MAX_MOVES, dtype=np.int32),
+        root_scores=np.zeros(MAX_MOVES, dtype=np.int32),
+        root_info=np.zeros(2, dtype=np.int64),
+        counters=np.zeros(8, dtype=np.int64),
+        control=control,
+        reductions=reduction_table(),
+        config=np.ones(CONFIG_SIZE, dtype=np.int32),
+    )
+
+
+@hot_njit
+def clear_heuristics(sd):
+    """Forget killers, history and countermoves (new game)."""
+    sd.killers[:, :] = 0
+    sd.history[:, :] = 0
+    sd.counter_moves[:, :] = 0
+
+
+@hot_njit
+def age_history(sd):
+    """Halve the history scores between searches so old lessons fade."""
+    for side in range(2):
+        for i in range(4096):
+            sd.history[side, i] //= 2
+    sd.killers[:, :] = 0
+
+
+@hot_njit(inline="always")
+def is_repetition(pos, ply):
+    """True if the current position occurred before, within the reversible moves.
+
+    One earlier occurrence is scored as a draw: if repeating is good for one side
+    it will repeat again, so the search need not wait for the third time.
+    """
+    current = pos.state[ST_PLY]
+    key = pos.keys[current]
+    back = pos.state[ST_HALFMOVE]
+    if back > current:
+        back = current
+    i = 4
+    while i <= back:
+        if pos.keys[current - i] == key:
+            return True
+        i += 2
+    return False
+
+
+@hot_njit(inline="always")
+def insufficient_material(pos):
+    """Bare kings, or a single minor piece against a bare king."""
+    p = pos.pieces
+    if p[PAWN] | p[ROOK] | p[QUEEN]:
+        return False
+    return popcount(p[KNIGHT] | p[BISHOP]) <= 1
+
+
+@hot_njit(inline="always")
+def has_non_pawn_material(pos, side):
+    """True when ``side`` has a piece other than king and pawns (null move is then safe)."""
+    p = pos.pieces
+    return ((p[KNIGHT] | p[BISHOP] | p[ROOK] | p[QUEEN]) & pos.colors[side]) != U64_ZERO
+
+
+@hot_njit(inline="always")
+def update_quiet_history(sd, side, move, bonus):
+    """History gravity: move towards +-HISTORY_MAX, slower the closer it already is."""
+    index = move & 4095
+    h = sd.history[side, index]
+    sd.history[side, index] = h + bonus - h * abs(bonus) // HISTORY_MAX
+
+
+@hot_njit
+def search(pos, tab, tt, sd, psqt, alpha, beta, depth, ply):
+    """Score of the position searched ``depth`` plies deep within (alpha, beta); root at ply 0."""
+    config = sd.config
+    counters = sd.counters
+    pv_node = beta - alpha > 1
+    root = ply == 0
+    sd.pv_len[ply] = 0
+
+    # Step 1. Node bookkeeping: count the node, obey stop and node limits.
+    counters[C_NODES] += 1
+    if ply > counters[C_SELDEPTH]:
+        counters[C_SELDEPTH] = ply
+    if sd.control[K_STOP] != 0:
+        return 0
+    if sd.control[K_NODE_LIMIT] > 0 and counters[C_NODES] >= sd.control[K_NODE_LIMIT]:
+        sd.control[K_STOP] = 1
+        return 0
+    if ply >= MAX_PLY - 1:
+        return evaluate(pos, psqt)
+
+    # Step 2. Draws: fifty-move rule, repetition, insufficient material.
+    if not root:
+        if pos.state[ST_HALFMOVE] >= 100 or insufficient_material(pos) or is_repetition(pos, ply):
+            return DRAW
+
+    # Step 3. Mate distance pruning: no line can beat a mate already found closer to the root.
+    if not root and config[CFG_MATE_DISTANCE]:
+        if alpha < -MATE + ply:
+            alpha = -MATE + ply
+        if beta > MATE - ply - 1:
+            beta = MATE - ply - 1
+        if alpha >= beta:
+            return alpha
+
+    checked = in_check(pos, tab)
+    side = pos.state[ST_SIDE]
+    key = pos.keys[pos.state[ST_PLY]]
+    excluded = sd.excluded[ply]
+
+    # Step 4. Transposition table: a deep enough entry ends the node; its move is tried first.
+    tt_move = 0
+    tt_hit = False
+    tt_score = 0
+    tt_depth = -1
+    tt_bound = 0
+    tt_eval = 0
+    if excluded == 0:
+        data = tt_probe(tt, key)
+        if data != U64_ZERO:
+            tt_hit = True
+            tt_move = entry_move(data)
+            tt_score = score_from_tt(entry_score(data), ply)
+            tt_depth = entry_depth(data)
+            tt_bound = entry_bound(data)
+            tt_eval = entry_eval(data)
+    if (tt_hit and not pv_node and config[CFG_TT_CUTOFFS] and tt_depth >= max(depth, 0)
+            and ((tt_bound == BOUND_LOWER and tt_score >= beta) or (tt_bound == BOUND_UPPER and tt_score <= alpha)
+                 or tt_bound == BOUND_EXACT)):
+        return tt_score
+
+    # Step 5. Quiescence search at the horizon: only captures (every evasion in check).
+    if depth <= 0:
+        if not config[CFG_QUIESCENCE]:
+            return evaluate(pos, psqt)
+        if checked:
+            best = -INFINITE
+            stand_pat = -INFINITE
+        else:
+            stand_pat = tt_eval if tt_hit else evaluate(pos, psqt)
+            best = stand_pat
+            if stand_pat >= beta:
+                return stand_pat
+            if stand_pat > alpha:
+                alpha = stand_pat
+        count = generate_moves(pos, tab, sd.moves[ply], 0, GEN_NOISY)
+        if count == 0:
+            return -MATE + ply if checked else best
+        score_captures(pos, sd.moves, sd.scores, ply, count)
+        best_move = 0
+        for i in range(count):
+            move = pick_next(sd.moves, sd.scores, ply, i, count)
+            if not checked:
+                if move_kind(move) == PROMOTION and move_promo_type(move) != QUEEN:
+                    continue
+                # Delta pruning: even winning the piece for free cannot reach alpha.
+                gain = SEE_VALUE[captured_type(pos, move)]
+                if move_kind(move) == PROMOTION:
+                    gain += SEE_VALUE[QUEEN] - SEE_VALUE[PAWN]
+                if stand_pat + gain + DELTA_MARGIN <= alpha:
+                    continue
+                # SEE pruning: captures that lose material are not worth a look.
+                if not see_ge(pos, tab, move, 0):
+                    continue
+            make_move(pos, tab, move)
+            # depth (<= 0) is passed on, not a literal 0: a literal argument would type a
+            # second overload of this recursive kernel, which numba's cache cannot reload.
+            score = -search(pos, tab, tt, sd, psqt, -beta, -alpha, depth, ply + 1)
+            unmake_move(pos, tab)
+            if sd.control[K_STOP] != 0:
+                return 0
+            if score > best:
+                best = score
+                if score > alpha:
+                    best_move = move
+                    if score >= beta:
+                        break
+                    alpha = score
+        if best == -INFINITE:
+            best = -MATE + ply  # in check, and every evasion was ... none: mated
+        bound = BOUND_LOWER if best >= beta else BOUND_UPPER
+        tt_store(tt, key, best_move, score_to_tt(best, ply), stand_pat if not checked else 0, 0, bound)
+        return best
+
+    # Step 6. Static evaluation, and whether it improved on our previous move.
+    if checked:
+        static_eval = -INFINITE
+        sd.static_eval[ply] = -INFINITE
+        improving = False
+    else:
+        static_eval = tt_eval if tt_hit else evaluate(pos, psqt)
+        sd.static_eval[ply] = static_eval
+        improving = ply >= 2 and static_eval > sd.static_eval[ply - 2]
+    eval_estimate = static_eval
+    if tt_hit and not checked and (
+            (tt_bound == BOUND_LOWER and tt_score > static_eval) or (tt_bound == BOUND_UPPER and tt_score < static_eval)
+            or tt_bound == BOUND_EXACT):
+        eval_estimate = tt_score  # the TT score is a better guess than the static eval
+
+    # Step 7. Reverse futility pruning: far above beta at low depth, assume a cutoff.
+    if (config[CFG_PRUNING] and not pv_node and not checked and excluded == 0 and depth <= RFP_MAX_DEPTH
+            and eval_estimate - RFP_MARGIN * (depth - (1 if improving else 0)) >= beta
+            and abs(beta) < MATE_IN_MAX_PLY):
+        return eval_estimate
+
+    # Step 8. Null-move pruning: if passing still beats beta, a real move surely does.
+    previous_null = pos.state[ST_PLY] > 0 and pos.history[pos.state[ST_PLY] - 1, H_MOVE] == 0
+    if (config[CFG_NULL_MOVE] and not pv_node and not checked and excluded == 0 and not previous_null
+            and depth >= NMP_MIN_DEPTH and eval_estimate >= beta and abs(beta) < MATE_IN_MAX_PLY
+            and ply >= counters[C_NMP_GUARD] and has_non_pawn_material(pos, side)):
+        r = NMP_BASE_REDUCTION + depth // NMP_DEPTH_DIVISOR + min((eval_estimate - beta) // NMP_EVAL_DIVISOR, 3)
+        make_null_move(pos, tab)
+        score = -search(pos, tab, tt, sd, psqt, -beta, -beta + 1, depth - 1 - r, ply + 1)
+        unmake_null_move(pos, tab)
+        if sd.control[K_STOP] != 0:
+            return 0
+        if score >= beta:
+            if score >= MATE_IN_MAX_PLY:
+                score = beta  # do not trust mate scores from a null-move search
+            if depth < NMP_VERIFY_DEPTH or counters[C_NMP_GUARD] > 0:
+                return score
+            # Verification search (zugzwang guard): the same node without null moves near here.
+            counters[C_NMP_GUARD] = ply + 3 * (depth - r) // 4
+            verified = search(pos, tab, tt, sd, psqt, beta - 1, beta, depth - r, ply)
+            counters[C_NMP_GUARD] = 0
+            if verified >= beta:
+                return score
+        sd.pv_len[ply] = 0
+
+    # Step 9. Internal iterative reduction: without a TT move this node was never searched well.
+    if config[CFG_PRUNING] and tt_move == 0 and depth >= IIR_MIN_DEPTH and excluded == 0:
+        depth -= 1
+
+    # Step 10. Move generation and ordering (the root's list comes from Python).
+    if root:
+        start = sd.root_info[ROOT_PV_START]
+        count = sd.root_info[ROOT_COUNT] - start
+        for i in range(count):
+            sd.moves[0, i] = sd.root_moves[start + i]
+            sd.scores[0, i] = MAX_MOVES - i  # keep the driver's order
+    else:
+        count = generate_moves(pos, tab, sd.moves[ply], 0, GEN_ALL)
+        if count == 0:
+            return -MATE + ply if checked else DRAW
+        previous = pos.history[pos.state[ST_PLY] - 1, H_MOVE] if pos.state[ST_PLY] > 0 else 0
+        counter = 0
+        if previous != 0:
+            counter = sd.counter_moves[pos.board[move_to(previous)], move_to(previous)]
+        score_moves(pos, tab, sd.moves, sd.scores, ply, count, tt_move, sd.killers[ply, 0], sd.killers[ply, 1],
+                    counter, sd.history, side)
+
+    # Step 11. The move loop: PVS with late-move reductions and shallow-depth pruning.
+    best = -INFINITE
+    best_move = 0
+    original_alpha = alpha
+    moves_searched = 0
+    quiets_tried = 0
+    skip_quiets = False
+    for i in range(count):
+        move = pick_next(sd.moves, sd.scores, ply, i, count)
+        if move == excluded:
+            continue
+        capture = is_capture(pos, move)
+        quiet = not capture and move_kind(move) != PROMOTION
+
+        # Step 12. Shallow-depth pruning, once a line that is not mated is in hand.
+        if config[CFG_PRUNING] and not root and best > -MATE_IN_MAX_PLY:
+            if quiet:
+                if skip_quiets:
+                    continue
+                if depth <= LMP_MAX_DEPTH and moves_searched >= (3 + depth * depth) // (1 if improving else 2):
+                    skip_quiets = True
+                    continue
+                if (depth <= FUTILITY_MAX_DEPTH and not checked
+                        and static_eval + FUTILITY_BASE + FUTILITY_MARGIN * depth <= alpha):
+                    skip_quiets = True
+                    continue
+                if depth <= SEE_PRUNE_MAX_DEPTH and not see_ge(pos, tab, move, -SEE_QUIET_MARGIN * depth):
+                    continue
+            elif depth <= SEE_PRUNE_MAX_DEPTH and not see_ge(pos, tab, move, -SEE_CAPTURE_MARGIN * depth):
+                continue
+
+        # Step 13. Singular extension: is the TT move much better than every other move?
+        extension = 0
+        if (config[CFG_EXTENSIONS] and not root and move == tt_move and excluded == 0 and depth >= SINGULAR_MIN_DEPTH
+                and tt_depth >= depth - 3 and tt_bound != BOUND_UPPER and abs(tt_score) < MATE_IN_MAX_PLY):
+            singular_beta = tt_score - SINGULAR_MARGIN * depth
+            sd.excluded[ply] = move
+            score = search(pos, tab, tt, sd, psqt, singular_beta - 1, singular_beta, (depth - 1) // 2, ply)
+            sd.excluded[ply] = 0
+            if sd.control[K_STOP] != 0:
+                return 0
+            if score < singular_beta:
+                extension = 1
+            elif singular_beta >= beta:
+                return singular_beta  # multi-cut: several moves beat beta
+            # the singular search overwrote this ply's move list: regenerate it
+            count = generate_moves(pos, tab, sd.moves[ply], 0, GEN_ALL)
+            previous = pos.history[pos.state[ST_PLY] - 1, H_MOVE] if pos.state[ST_PLY] > 0 else 0
+            counter = 0
+            if previous != 0:
+                counter = sd.counter_moves[pos.board[move_to(previous)], move_to(previous)]
+            score_moves(pos, tab, sd.moves, sd.scores, ply, count, tt_move, sd.killers[ply, 0],
+                        sd.killers[ply, 1], counter, sd.history, side)
+            pick_next(sd.moves, sd.scores, ply, 0, count)  # the TT move back in front
+
+        make_move(pos, tab, move)
+        gives_check = in_check(pos, tab)
+
+        # Step 14. Check extension: never let a check disappear over the horizon.
+        if config[CFG_EXTENSIONS] and gives_check and extension == 0:
+            extension = 1
+        new_depth = depth - 1 + extension
+
+        # Step 15. Principal variation search with late-move reductions.
+        if moves_searched == 0:
+            score = -search(pos, tab, tt, sd, psqt, -beta, -alpha, new_depth, ply + 1)
+        else:
+            reduction = 0
+            if (config[CFG_REDUCTIONS] and depth >= LMR_MIN_DEPTH and moves_searched >= LMR_MIN_MOVES
+                    and (quiet or sd.scores[ply, i] < 0)):
+                reduction = sd.reductions[min(depth, 63), min(moves_searched, 63)]
+                if pv_node:
+                    reduction -= 1
+                if not improving:
+                    reduction += 1
+                if gives_check:
+                    reduction -= 1
+                if quiet:
+                    reduction -= sd.history[side, move & 4095] // LMR_HISTORY_DIVISOR
+                if reduction < 0:
+                    reduction = 0
+                if reduction > new_depth - 1:
+                    reduction = max(new_depth - 1, 0)
+            score = -search(pos, tab, tt, sd, psqt, -alpha - 1, -alpha, new_depth - reduction, ply + 1)
+            if score > alpha and reduction > 0:
+                score = -search(pos, tab, tt, sd, psqt, -alpha - 1, -alpha, new_depth, ply + 1)
+            if score > alpha and score < beta:
+                score = -search(pos, tab, tt, sd, psqt, -beta, -alpha, new_depth, ply + 1)
+        unmake_move(pos, tab)
+        if sd.control[K_STOP] != 0:
+            return 0
+        moves_searched += 1
+        if quiet and quiets_tried < 64:
+            sd.quiets[ply, quiets_tried] = move
+            quiets_tried += 1
+
+        if root:
+            sd.root_scores[sd.root_info[ROOT_PV_START] + i] = score if (moves_searched == 1 or score > alpha) \
+                else -INFINITE
+
+        # Step 16. Keep the best move; raise alpha; cut off at beta.
+        if score > best:
+            best = score
+            if score > alpha:
+                best_move = move
+                sd.pv[ply, 0] = move
+                length = sd.pv_len[ply + 1]
+                for j in range(length):
+                    sd.pv[ply, j + 1] = sd.pv[ply + 1, j]
+                sd.pv_len[ply] = length + 1
+                if score >= beta:
+                    counters[C_FAIL_HIGH] += 1
+                    if moves_searched == 1:
+                        counters[C_FAIL_HIGH_FIRST] += 1
+                    break
+                alpha = score
+
+    # Step 17. No legal move left after exclusion: the singular search failed low.
+    if moves_searched == 0:
+        if excluded != 0:
+            return alpha
+        if root:
+            return -MATE if checked else DRAW
+
+    # Step 18. Learn from a cutoff: killers, countermove and history for quiet moves.
+    if best >= beta and best_move != 0 and not is_capture(pos, best_move) and move_kind(best_move) != PROMOTION:
+        if sd.killers[ply, 0] != best_move:
+            sd.killers[ply, 1] = sd.killers[ply, 0]
+            sd.killers[ply, 0] = best_move
+        if pos.state[ST_PLY] > 0:
+            previous = pos.history[pos.state[ST_PLY] - 1, H_MOVE]
+            if previous != 0:
+                sd.counter_moves[pos.board[move_to(previous)], move_to(previous)] = best_move
+        bonus = min(16 * depth * depth, HISTORY_BONUS_MAX)
+        for j in range(quiets_tried):
+            tried = sd.quiets[ply, j]
+            update_quiet_history(sd, side, tried, bonus if tried == best_move else -bonus)
+
+    # Step 19. Store the result in the transposition table.
+    if excluded == 0:
+        if best >= beta:
+            bound = BOUND_LOWER
+        elif best > original_alpha:
+            bound = BOUND_EXACT
+        else:
+            bound = BOUND_UPPER
+        stored_eval = static_eval if not checked else 0
+        tt_store(tt, key, best_move, score_to_tt(best, ply), stored_eval, depth, bound)
+    return best
+
+
+@hot_njit
+def tt_move_of(tt, key):
+    """Best move the TT holds for ``key`` (0 if none): used to extend short PVs."""
+    data = tt_probe(tt, key)
+    if data == U64_ZERO:
+        return 0
+    return entry_move(data)

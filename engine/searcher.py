@@ -1,0 +1,300 @@
+"""The Python side of the search: iterative deepening, aspiration windows, MultiPV,
+time control, and the worker thread.
+
+``Searcher.think`` calls the numba kernel ``engine.search.search`` once per depth
+(and per aspiration re-search and MultiPV line) with the root at ply 0.  The
+kernel runs without the GIL; a watchdog thread raises the shared stop flag when
+the hard time limit passes or ``stop`` arrives, and the kernel returns within a
+node.  Between iterations Python decides whether another depth fits in the soft
+limit, and reports each finished depth through the ``on_info`` callback as a UCI
+``info`` line.  The kernel never reads a clock and never prints.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from engine.board import Board
+from engine.defs import MAX_PLY, ST_PLY
+from engine.evaluate import default_psqt
+from engine.search import (
+    C_FAIL_HIGH, C_FAIL_HIGH_FIRST, C_NODES, C_SELDEPTH, C_TBHITS, INFINITE, K_NODE_LIMIT, K_STOP,
+    ROOT_COUNT, ROOT_PV_START, age_history, clear_heuristics, new_search_data, search, tt_move_of,
+)
+from engine.timeman import Limits, allocate
+from engine.tt import MATE, MATE_IN_MAX_PLY, clear_table, hashfull, new_table
+
+ASPIRATION_MIN_DEPTH = 4     # full window below this depth
+ASPIRATION_DELTA = 20        # first half-width of the window, grown by half on each fail
+BOUND_REPORT_AFTER = 1.0     # seconds: report lowerbound/upperbound lines only in long searches
+WATCHDOG_PERIOD = 0.001      # seconds between the watchdog's clock checks
+SOFT_LIMIT_NEXT_DEPTH = 0.6  # do not start a new depth after this share of the soft limit
+MAX_SEARCH_DEPTH = MAX_PLY - 8
+
+
+@dataclass
+class PvLine:
+    """One MultiPV line of a finished iteration."""
+
+    score: int
+    moves: list[int]
+    bound: str = ""
+
+
+@dataclass
+class SearchStats:
+    """Figures of the last search, for the students' ``info string``."""
+
+    iteration_nodes: list[int] = field(default_factory=list)
+    fail_high: int = 0
+    fail_high_first: int = 0
+
+    def summary(self) -> str:
+        """Effective branching factor and first-move cutoff rate as one line."""
+        nodes = [n for n in self.iteration_nodes if n > 0]
+        ebf = (nodes[-1] / nodes[-2]) if len(nodes) >= 2 else float("nan")
+        rate = self.fail_high_first / self.fail_high if self.fail_high else float("nan")
+        return (f"effective branching factor {ebf:.2f} (nodes of the last depth / the one before), "
+                f"first-move cutoffs {100 * rate:.1f}% of {self.fail_high} beta cutoffs")
+
+
+def format_score(score: int) -> str:
+    """UCI ``cp X`` or ``mate N`` (N in moves, negative when we are mated)."""
+    if score >= MATE_IN_MAX_PLY:
+        return f"mate {(MATE - score + 1) // 2}"
+    if score <= -MATE_IN_MAX_PLY:
+        return f"mate {-((MATE + score) // 2)}"
+    return f"cp {score}"
+
+
+class Searcher:
+    """Owns the transposition table and the search threads' arrays."""
+
+    def __init__(self, hash_mb: int = 16) -> None:
+        self.control = np.zeros(4, dtype=np.int64)
+        self.sd = new_search_data(self.control)
+        self.tt = new_table(hash_mb)
+        self.psqt = default_psqt()
+        self.multipv = 1
+        self.move_overhead = 0.010
+        self.stats = SearchStats()
+        self._pondering = False
+        self._start = 0.0
+        self._soft: float | None = None
+        self._hard: float | None = None
+        self._lock = threading.Lock()
+
+    # -- configuration -----------------------------------------------------
+
+    def resize_hash(self, megabytes: int) -> None:
+        """Replace the transposition table by an empty one of ``megabytes`` MB."""
+        self.tt = None  # free the old one first
+        self.tt = new_table(megabytes)
+
+    def new_game(self) -> None:
+        """Forget everything learnt (``ucinewgame``)."""
+        clear_table(self.tt)
+        clear_heuristics(self.sd)
+
+    def clear_hash(self) -> None:
+        """Empty the transposition table (``Clear Hash``)."""
+        clear_table(self.tt)
+
+    # -- control from the UCI thread ----------------------------------------
+
+    def stop(self) -> None:
+        """Make a running search return as soon as possible."""
+        self._pondering = False
+        self.control[K_STOP] = 1
+
+    def ponderhit(self, limits: Limits, side: int) -> None:
+        """The predicted move was played: from now on the clock counts."""
+        with self._lock:
+            self._start = time.perf_counter()
+            self._soft, self._hard = allocate(limits, side, self.move_overhead)
+            self._pondering = False
+
+    def elapsed(self) -> float:
+        """Seconds since the search (or the ponderhit) started."""
+        return time.perf_counter() - self._start
+
+    # -- the search ------------------------------------------------------------
+
+    def think(self, board: Board, limits: Limits, on_info: Callable[[str], None]) -> tuple[int, int]:
+        """Search ``board`` under ``limits``; returns (best move, ponder move), 0 for none."""
+        self._start = time.perf_counter()
+        self._pondering = limits.ponder
+        self._soft, self._hard = (None, None) if (limits.infinite or limits.ponder) else \
+            allocate(limits, board.turn, self.move_overhead)
+        self.control[K_STOP] = 0
+        self.control[K_NODE_LIMIT] = limits.nodes or 0
+        self.stats = SearchStats()
+
+        root_moves = board.legal_moves()
+        if limits.searchmoves:
+            wanted = set()
+            for text in limits.searchmoves:
+                try:
+                    wanted.add(board.parse_uci(text))
+                except ValueError:
+                    pass
+            root_moves = [m for m in root_moves if m in wanted] or root_moves
+        if not root_moves:
+            on_info(f"info depth 0 score {'mate 0' if board.is_check() else 'cp 0'}")
+            return 0, 0
+        if len(root_moves) == 1 and self._soft is not None:
+            self._soft = min(self._soft, 0.01)  # forced move: answer at once
+
+        watchdog = threading.Thread(target=self._watch, name="numbat-watchdog", daemon=True)
+        done = threading.Event()
+        self._done = done
+        watchdog.start()
+        try:
+            best, ponder = self._iterate(board, limits, root_moves, on_info)
+        finally:
+            done.set()
+            watchdog.join()
+        return best, ponder
+
+    def _watch(self) -> None:
+        """Raise the stop flag when the hard limit passes (pondering suspends the clock)."""
+        while not self._done.wait(WATCHDOG_PERIOD):
+            with self._lock:
+                hard = self._hard
+                pondering = self._pondering
+            if hard is not None and not pondering and self.elapsed() >= hard:
+                self.control[K_STOP] = 1
+                return
+
+    def _iterate(self, board: Board, limits: Limits, root_moves: list[int],
+                 on_info: Callable[[str], None]) -> tuple[int, int]:
+        """Iterative deepening with aspiration windows; returns (best, ponder)."""
+        sd, tt = self.sd, self.tt
+        count = len(root_moves)
+        sd.root_moves[:count] = root_moves
+        sd.root_info[ROOT_COUNT] = count
+        sd.counters[:] = 0
+        tt.generation[0] += 1
+        age_history(sd)
+        pos, tab, psqt = board.pos, board.tab, self.psqt
+        lines: list[PvLine] = [PvLine(0, [root_moves[0]])]
+        max_depth = min(limits.depth or MAX_SEARCH_DEPTH, MAX_SEARCH_DEPTH)
+        previous_scores: dict[int, int] = {}
+
+        for depth in range(1, max_depth + 1):
+            iteration_start_nodes = int(sd.counters[C_NODES])
+            multipv = min(self.multipv, count)
+            new_lines: list[PvLine] = []
+            sd.counters[C_SELDEPTH] = 0
+            for pv_index in range(multipv):
+                sd.root_info[ROOT_PV_START] = pv_index
+                guess = previous_scores.get(int(sd.root_moves[pv_index]))
+                delta = ASPIRATION_DELTA
+                if depth >= ASPIRATION_MIN_DEPTH and guess is not None and abs(guess) < MATE_IN_MAX_PLY:
+                    alpha, beta = max(guess - delta, -INFINITE), min(guess + delta, INFINITE)
+                else:
+                    alpha, beta = -INFINITE, INFINITE
+                while True:
+                    sd.root_scores[pv_index:count] = -INFINITE
+                    score = int(search(pos, tab, tt, sd, psqt, alpha, beta, depth, 0))
+                    if self.control[K_STOP]:
+                        break
+                    self._sort_root(pv_index, count)
+                    if score <= alpha:
+                        beta = (alpha + beta) // 2
+                        alpha = max(score - delta, -INFINITE)
+                        self._report_bound(board, depth, pv_index, score, "upperbound", on_info)
+                    elif score >= beta:
+                        beta = min(score + delta, INFINITE)
+                        self._report_bound(board, depth, pv_index, score, "lowerbound", on_info)
+                    else:
+                        break
+                    delta += delta // 2
+                if self.control[K_STOP]:
+                    break
+                pv = [int(m) for m in sd.pv[0, : sd.pv_len[0]]] or [int(sd.root_moves[pv_index])]
+                new_lines.append(PvLine(score, pv))
+            if self.control[K_STOP] and depth > 1:
+                break  # an unfinished iteration: keep the last complete one
+            if new_lines:
+                lines = new_lines + lines[len(new_lines):] if len(new_lines) < len(lines) else new_lines
+                lines = lines[:multipv]
+                for line in new_lines:
+                    previous_scores[line.moves[0]] = line.score
+            self.stats.iteration_nodes.append(int(sd.counters[C_NODES]) - iteration_start_nodes)
+            for index, line in enumerate(new_lines):
+                on_info(self._info_line(board, depth, index + 1, line))
+            if self.control[K_STOP]:
+                break
+            if self._should_stop_after(depth, lines[0].score, limits):
+                break
+
+        self.stats.fail_high = int(sd.counters[C_FAIL_HIGH])
+        self.stats.fail_high_first = int(sd.counters[C_FAIL_HIGH_FIRST])
+        best = lines[0].moves[0]
+        ponder = lines[0].moves[1] if len(lines[0].moves) > 1 else self._ponder_from_tt(board, best)
+        return best, ponder
+
+    def _should_stop_after(self, depth: int, score: int, limits: Limits) -> bool:
+        """Whether the finished ``depth`` should be the last one."""
+        if limits.mate and score >= MATE_IN_MAX_PLY and (MATE - score + 1) // 2 <= limits.mate:
+            return True
+        if self.control[K_NODE_LIMIT] and self.sd.counters[C_NODES] >= self.control[K_NODE_LIMIT]:
+            return True
+        with self._lock:
+            soft, pondering = self._soft, self._pondering
+        return soft is not None and not pondering and self.elapsed() >= SOFT_LIMIT_NEXT_DEPTH * soft
+
+    def _sort_root(self, start: int, count: int) -> None:
+        """Stable sort of root moves ``start:count`` by this iteration's scores."""
+        sd = self.sd
+        order = np.argsort(-sd.root_scores[start:count], kind="stable") + start
+        sd.root_moves[start:count] = sd.root_moves[order]
+        sd.root_scores[start:count] = sd.root_scores[order]
+
+    def _ponder_from_tt(self, board: Board, best: int) -> int:
+        """A reply to ``best`` from the transposition table, if it is legal."""
+        board.push(best)
+        try:
+            move = int(tt_move_of(self.tt, board.pos.keys[board.pos.state[ST_PLY]]))
+            return move if move and move in board.legal_moves() else 0
+        finally:
+            board.pop()
+
+    def _legal_prefix(self, board: Board, moves: list[int]) -> list[str]:
+        """UCI text of the longest legal prefix of ``moves`` (a PV must be playable)."""
+        texts = []
+        played = 0
+        for move in moves:
+            if move not in board.legal_moves():
+                break
+            texts.append(board.move_to_uci(move))
+            board.push(move)
+            played += 1
+        for _ in range(played):
+            board.pop()
+        return texts
+
+    def _info_line(self, board: Board, depth: int, multipv: int, line: PvLine) -> str:
+        """The UCI ``info`` line of one finished PV."""
+        nodes = int(self.sd.counters[C_NODES])
+        elapsed = max(self.elapsed(), 1e-6)
+        pv = " ".join(self._legal_prefix(board, line.moves))
+        bound = f" {line.bound}" if line.bound else ""
+        return (f"info depth {depth} seldepth {max(int(self.sd.counters[C_SELDEPTH]), depth)} multipv {multipv} "
+                f"score {format_score(line.score)}{bound} nodes {nodes} nps {int(nodes / elapsed)} "
+                f"hashfull {int(hashfull(self.tt))} tbhits {int(self.sd.counters[C_TBHITS])} "
+                f"time {int(elapsed * 1000)} pv {pv}")
+
+    def _report_bound(self, board: Board, depth: int, pv_index: int, score: int, bound: str,
+                      on_info: Callable[[str], None]) -> None:
+        """An aspiration fail, reported only in long searches (GUIs show it as a tentative score)."""
+        if self.elapsed() < BOUND_REPORT_AFTER:
+            return
+        move = int(self.sd.root_moves[pv_index])
+        on_info(self._info_line(board, depth, pv_index + 1, PvLine(score, [move], bound)))

@@ -1,0 +1,68 @@
+"""Time management: how long to think about one move.
+
+Two limits come out of the clock: a *soft* limit, checked between iterations of
+iterative deepening (do not start a new depth after it), and a *hard* limit, at
+which a watchdog thread raises the kernel's stop flag mid-iteration.  Neither is
+ever read inside the numba search.
+
+    remaining   = our clock - Move Overhead (time lost between engine and GUI)
+    moves left  = movestogo, or MOVES_HORIZON for sudden death / increment games
+    soft        = remaining / moves left + SOFT_INCREMENT_SHARE * increment
+    hard        = min(HARD_SOFT_RATIO * soft, HARD_CLOCK_SHARE * remaining)
+
+and both are capped so that at least ``MIN_RESERVE`` stays on the clock.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+MOVES_HORIZON = 30          # sudden death: plan as if this many moves remained
+SOFT_INCREMENT_SHARE = 0.75
+HARD_SOFT_RATIO = 4.0
+HARD_CLOCK_SHARE = 0.35     # never spend more than this share of the clock on one move
+MIN_RESERVE = 0.010         # seconds always left on the clock
+MIN_THINK = 0.002           # seconds: even a nearly flagged move searches depth 1
+
+
+@dataclass
+class Limits:
+    """The limits of one ``go`` command (times in seconds, None when absent)."""
+
+    wtime: float | None = None
+    btime: float | None = None
+    winc: float = 0.0
+    binc: float = 0.0
+    movestogo: int | None = None
+    movetime: float | None = None
+    depth: int | None = None
+    nodes: int | None = None
+    mate: int | None = None
+    infinite: bool = False
+    ponder: bool = False
+    searchmoves: list[str] = field(default_factory=list)
+
+    def uses_clock(self) -> bool:
+        """True when the search must stop by itself on time."""
+        return self.movetime is not None or self.wtime is not None or self.btime is not None
+
+
+def allocate(limits: Limits, side: int, overhead: float) -> tuple[float | None, float | None]:
+    """(soft, hard) seconds for the side to move (0 white, 1 black); None for no limit."""
+    if limits.movetime is not None:
+        budget = max(MIN_THINK, limits.movetime - overhead)
+        return budget, budget
+    clock = limits.wtime if side == 0 else limits.btime
+    if clock is None:
+        return None, None
+    increment = limits.winc if side == 0 else limits.binc
+    remaining = max(0.0, clock - overhead)
+    moves_left = max(1, min(limits.movestogo or MOVES_HORIZON, MOVES_HORIZON))
+    soft = remaining / moves_left + SOFT_INCREMENT_SHARE * increment
+    hard = min(HARD_SOFT_RATIO * soft, HARD_CLOCK_SHARE * remaining + increment * 0.5)
+    if limits.movestogo == 1:
+        hard = min(remaining * 0.8, remaining - MIN_RESERVE)
+    ceiling = max(MIN_THINK, remaining - MIN_RESERVE)
+    hard = max(MIN_THINK, min(hard, ceiling))
+    soft = max(MIN_THINK, min(soft, hard))
+    return soft, hard

@@ -1,0 +1,161 @@
+"""The match and suite runners (engine.tools.match / engine.tools.suite), end to end.
+
+The Numbat tests start the real engine (``run_engine.py``) and need it to answer
+``go nodes N``.  The runner's own bookkeeping (faults, pairs, SPRT stop) is
+checked with a tiny scripted UCI engine written to a temporary directory, so it
+needs no engine binary.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import chess
+import chess.pgn
+
+from engine.tools.match import EngineConfig, MatchConfig, SprtConfig, run_match
+from engine.tools.suite import load_suite, run_suite
+
+REPO = Path(__file__).resolve().parents[1]
+NUMBAT = [sys.executable, str(REPO / "run_engine.py")]
+
+VALID_RESULTS = {"1-0", "0-1", "1/2-1/2"}
+
+# A scripted UCI engine: plays seeded random legal moves; with the argument
+# "illegal" it answers its third search of each process with an illegal move.
+SCRIPTED_ENGINE = '''
+import random
+import sys
+
+import chess
+
+mode = sys.argv[1]
+rng = random.Random(7)
+board = chess.Board()
+searches = 0
+for line in sys.stdin:
+    tokens = line.split()
+    if not tokens:
+        continue
+    if tokens[0] == "uci":
+        print("id name scripted", flush=True)
+        print("uciok", flush=True)
+    elif tokens[0] == "isready":
+        print("readyok", flush=True)
+    elif tokens[0] == "position":
+        rest = tokens[1:]
+        if rest[0] == "startpos":
+            board = chess.Board()
+            rest = rest[1:]
+        else:
+            board = chess.Board(" ".join(rest[1:7]))
+            rest = rest[7:]
+        for uci in rest[1:] if rest and rest[0] == "moves" else []:
+            board.push_uci(uci)
+    elif tokens[0] == "go":
+        searches += 1
+        if mode == "illegal" and searches == 3:
+            print("bestmove a1a1", flush=True)
+            continue
+        move = rng.choice(sorted(board.legal_moves, key=lambda m: m.uci()))
+        print("info depth 1 score cp 0 nodes 1", flush=True)
+        print("bestmove " + move.uci(), flush=True)
+    elif tokens[0] == "quit":
+        break
+'''
+
+
+def _scripted(tmp_path: Path, mode: str, name: str) -> EngineConfig:
+    """An EngineConfig for the scripted engine in ``mode``."""
+    script = tmp_path / "scripted_engine.py"
+    script.write_text(SCRIPTED_ENGINE)
+    return EngineConfig(cmd=[sys.executable, str(script), mode], name=name)
+
+
+def _read_games(path: Path) -> list[chess.pgn.Game]:
+    """Every game of a PGN file."""
+    games = []
+    with open(path, encoding="utf-8") as handle:
+        while (game := chess.pgn.read_game(handle)) is not None:
+            games.append(game)
+    return games
+
+
+def test_numbat_self_match_writes_valid_pgn(tmp_path: Path) -> None:
+    pgn = tmp_path / "games.pgn"
+    config = MatchConfig(
+        engines=[EngineConfig(cmd=NUMBAT, name="numbat"), EngineConfig(cmd=NUMBAT, name="numbat")],
+        nodes=2000, games=2, rounds=1, maxmoves=100, pgn_out=str(pgn), progress=False,
+        start_timeout=300.0, hang_timeout=120.0)
+    result = run_match(config)
+    assert len(result.games) == 2
+    assert {g.result for g in result.games} <= VALID_RESULTS
+    for stats in result.engines.values():
+        assert (stats.time_losses, stats.illegal_moves, stats.crashes) == (0, 0, 0)
+    assert sum(result.pairings[0].pentanomial) == 1
+
+    games = _read_games(pgn)
+    assert len(games) == 2
+    assert [g.headers["White"] for g in games] == ["numbat", "numbat-2"]
+    assert [g.headers["Black"] for g in games] == ["numbat-2", "numbat"]
+    for game in games:
+        assert not game.errors
+        assert game.headers["Result"] in VALID_RESULTS
+        assert game.headers["Termination"]
+        board = game.end().board()
+        if game.headers["Termination"] == "checkmate":
+            assert board.is_checkmate()
+
+
+def test_numbat_suite_solves_mate_in_one(tmp_path: Path) -> None:
+    epd = tmp_path / "mate.epd"
+    epd.write_text('6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - bm Ra8#; id "back-rank mate";\n')
+    results = run_suite([epd], EngineConfig(cmd=NUMBAT, name="numbat"), nodes=2000, progress=False,
+                        start_timeout=300.0, hang_timeout=120.0)
+    assert results[0].total == 1
+    assert results[0].solved == 1, results[0].results[0]
+
+
+def test_runner_counts_illegal_moves_and_pairs(tmp_path: Path) -> None:
+    pgn = tmp_path / "faults.pgn"
+    config = MatchConfig(engines=[_scripted(tmp_path, "random", "good"), _scripted(tmp_path, "illegal", "bad")],
+                         nodes=1, games=4, maxmoves=30, pgn_out=str(pgn), progress=False, seed=3)
+    result = run_match(config)
+    bad, good = result.engines["bad"], result.engines["good"]
+    assert bad.illegal_moves == 4 and bad.losses == 4
+    assert good.wins == 4 and good.illegal_moves == 0
+    assert result.pairings[0].pentanomial == [0, 0, 0, 0, 2]
+    games = _read_games(pgn)
+    assert len(games) == 4
+    assert all(g.headers["Termination"] == "illegal move" for g in games)
+
+
+def test_sprt_stops_a_decided_match(tmp_path: Path) -> None:
+    config = MatchConfig(engines=[_scripted(tmp_path, "random", "good"), _scripted(tmp_path, "illegal", "bad")],
+                         nodes=1, games=2, rounds=50, progress=False, seed=3,
+                         sprt=SprtConfig(elo0=0, elo1=400, alpha=0.05, beta=0.05))
+    result = run_match(config)
+    assert result.stopped == "SPRT H1"
+    assert result.sprt is not None and result.sprt.decision == "H1"
+    assert len(result.games) < 100
+
+
+def test_suite_reads_bm_am_and_sts_points(tmp_path: Path) -> None:
+    epd = tmp_path / "mixed.epd"
+    epd.write_text(
+        '1kr5/3n4/q3p2p/p2n2p1/PppB1P2/5BP1/1P2Q2P/3R2K1 w - - bm f5; id "STS.001"; '
+        'c0 "f5=10, Be5+=2, Bf2=3, Bg4=2";\n'
+        '2rr3k/pp3pp1/1nnqbN1p/3pN3/2pP4/2P3Q1/PPB4P/R4RK1 w - - bm Qg6; id "WAC.001"; c0 "free text, not points";\n'
+        '6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - am Rb1; id "avoid";\n')
+    sts, wac, avoid = load_suite(epd)
+    board = sts.board()
+    assert sts.max_points == 10
+    assert sts.judge(board.parse_san("f5")) == (True, 10)
+    assert sts.judge(board.parse_san("Bf2")) == (False, 3)
+    assert sts.judge(board.parse_san("Kh1")) == (False, 0)
+    assert not wac.points
+    assert wac.judge(wac.board().parse_san("Qg6")) == (True, 0)
+    assert wac.judge(wac.board().parse_san("Qh4")) == (False, 0)
+    assert avoid.judge(avoid.board().parse_san("Ra8#")) == (True, 0)
+    assert avoid.judge(avoid.board().parse_san("Rb1")) == (False, 0)
