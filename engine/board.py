@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine.bitboards import tables
-from engine.defs import GAME_STACK, KING, MAX_MOVES, MAX_PLY, PIECE_SYMBOLS, ST_CHESS960, ST_PLY, ST_SIDE
+from engine.defs import GAME_STACK, MAX_MOVES, MAX_PLY, PIECE_SYMBOLS, ST_CHESS960, ST_PLY, ST_SIDE
 from engine.fen import STARTING_FEN, FenError, format_fen, parse_fen, parse_square, square_name
 from engine.move import CASTLING, PROMOTION, move_fields
 from engine.movegen import GEN_ALL, GEN_NOISY, generate_moves
@@ -135,6 +135,7 @@ class Board:
         promo = text[4:]
         if promo and promo not in "nbrq":
             raise IllegalMoveError(f"not a UCI move: {text!r}")
+        castles = []
         for move in self.legal_moves():
             m_from, m_to, kind, m_promo = move_fields(move)
             if m_from != frm:
@@ -142,15 +143,16 @@ class Board:
             if kind == PROMOTION:
                 if m_to == to and PROMOTION_LETTERS[m_promo] == promo:
                     return move
-            elif promo:
-                continue
-            elif m_to == to:
-                return move
+            elif not promo and m_to == to:
+                return move  # ordinary moves, and castling written king-takes-rook
             elif kind == CASTLING:
-                king_to, _ = castling_squares(self.turn, m_from, m_to)
-                moving_king = int(self.pos.board[frm]) & 7 == KING
-                if moving_king and king_to == to and abs(to - frm) != 1 or (king_to == to and not self.chess960):
-                    return move
+                castles.append(move)
+        # Castling written as the king's own move (e1g1); never a "move" that leaves the king in place.
+        for move in castles if not promo else []:
+            m_from, m_to, _, _ = move_fields(move)
+            king_to, _ = castling_squares(self.turn, m_from, m_to)
+            if king_to == to and king_to != frm:
+                return move
         raise IllegalMoveError(f"illegal move {text} in {self.fen()}")
 
     def push_uci(self, text: str) -> int:

@@ -1,0 +1,157 @@
+"""The search: the lectures' claims (alpha-beta = minimax), mates, bench determinism, timing."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import chess
+import numpy as np
+import pytest
+
+from engine.bench import BENCH_POSITIONS
+from engine.board import Board
+from engine.evaluate import default_psqt
+from engine.minimax import minimax
+from engine.search import (
+    C_NODES, CONFIG_SIZE, INFINITE, ROOT_COUNT, ROOT_PV_START, new_search_data, search,
+)
+from engine.searcher import Searcher
+from engine.timeman import Limits
+from engine.tt import new_table
+
+REPO = Path(__file__).resolve().parents[1]
+ENGINE = [sys.executable, str(REPO / "run_engine.py")]
+
+# Middlegame and endgame positions with enough material that no draw rule applies at depth 3.
+MINIMAX_POSITIONS = [fen for fen in BENCH_POSITIONS if not fen.startswith(("8/", "6k1/5p2", "4Kn2", "5r1K"))][:24]
+
+
+def alpha_beta_root(board: Board, depth: int) -> tuple[int, int]:
+    """(root value, nodes) of our kernel with pruning, reductions, extensions and TT cutoffs off."""
+    sd = new_search_data()
+    sd.config[:] = np.zeros(CONFIG_SIZE, dtype=np.int32)
+    moves = board.legal_moves()
+    sd.root_moves[: len(moves)] = moves
+    sd.root_info[ROOT_COUNT] = len(moves)
+    sd.root_info[ROOT_PV_START] = 0
+    score = search(board.pos, board.tab, new_table(1), sd, default_psqt(), -INFINITE, INFINITE, depth, 0)
+    return int(score), int(sd.counters[C_NODES])
+
+
+def minimax_root(board: Board, depth: int) -> tuple[int, int]:
+    """(root value, nodes) of the plain minimax reference."""
+    counters = np.zeros(1, dtype=np.int64)
+    moves = np.zeros((depth + 2, 256), dtype=np.int32)
+    score = minimax(board.pos, board.tab, default_psqt(), moves, counters, depth, 0)
+    return int(score), int(counters[0])
+
+
+def test_alpha_beta_returns_the_minimax_value_with_fewer_nodes() -> None:
+    assert len(MINIMAX_POSITIONS) >= 20
+    for fen in MINIMAX_POSITIONS:
+        board = Board(fen)
+        ab_score, ab_nodes = alpha_beta_root(board, 3)
+        mm_score, mm_nodes = minimax_root(board, 3)
+        assert ab_score == mm_score, fen
+        assert ab_nodes < mm_nodes, fen
+        assert board.fen() == Board(fen).fen()  # the search left the position as it found it
+
+
+MATES = [
+    ("6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1", 1),
+    ("r1bqkbnr/pppp1ppp/2n5/4p3/2B1P3/5Q2/PPPP1PPP/RNB1K1NR w KQkq - 4 4", 1),
+    ("r2qkb1r/pp2nppp/3p4/2pNN1B1/2BnP3/3P4/PPP2PPP/R2bK2R w KQkq - 1 1", 2),
+    ("6k1/pp4p1/2p5/2bp4/8/P5Pb/1P3rrP/2BRRN1K b - - 0 1", 2),
+    ("r5rk/5p1p/5R2/4B3/8/8/7P/7K w - - 0 1", 3),
+    ("2r3k1/p4p2/3Rp2p/1p2P1pK/8/1P4P1/P3Q2P/1q6 b - - 0 1", 3),
+]
+
+
+@pytest.mark.parametrize("fen,moves", MATES)
+def test_finds_mate_and_its_pv_mates(fen: str, moves: int) -> None:
+    searcher = Searcher(hash_mb=8)
+    lines: list[str] = []
+    best, _ = searcher.think(Board(fen), Limits(depth=2 * moves + 4), lines.append)
+    last = lines[-1].split()
+    assert last[last.index("score") + 1: last.index("score") + 3] == ["mate", str(moves)], lines[-1]
+    pv = last[last.index("pv") + 1:]
+    board = chess.Board(fen)
+    for text in pv:
+        board.push_uci(text)  # raises if the PV holds an illegal move
+    assert board.is_checkmate(), pv
+    assert len(pv) == 2 * moves - 1
+
+
+def test_bench_node_count_is_deterministic() -> None:
+    counts = []
+    for _ in range(2):
+        out = subprocess.run([*ENGINE, "bench", "5"], capture_output=True, text=True, timeout=300, check=True)
+        last = out.stdout.strip().splitlines()[-1].split()
+        assert last[1] == "nodes" and last[3] == "nps"
+        counts.append(int(last[0]))
+    assert counts[0] == counts[1] > 10000
+
+
+class UciProcess:
+    """A running engine for timing tests."""
+
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen(ENGINE, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
+
+    def send(self, line: str) -> None:
+        assert self.proc.stdin
+        self.proc.stdin.write(line + "\n")
+        self.proc.stdin.flush()
+
+    def wait_for(self, prefix: str) -> str:
+        assert self.proc.stdout
+        while True:
+            line = self.proc.stdout.readline()
+            assert line, "engine closed its output"
+            if line.startswith(prefix):
+                return line.strip()
+
+    def close(self) -> None:
+        self.send("quit")
+        self.proc.wait(timeout=10)
+
+
+def test_clock_search_answers_within_budget() -> None:
+    engine = UciProcess()
+    try:
+        engine.send("uci")
+        engine.wait_for("uciok")
+        engine.send("isready")
+        engine.wait_for("readyok")
+        engine.send("position fen " + BENCH_POSITIONS[2])
+        start = time.perf_counter()
+        engine.send("go wtime 1000 btime 1000 winc 10 binc 10")
+        line = engine.wait_for("bestmove")
+        elapsed = time.perf_counter() - start
+        assert elapsed < 0.5, f"{elapsed:.3f} s of a 1 s clock"
+        move = line.split()[1]
+        assert chess.Move.from_uci(move) in chess.Board(BENCH_POSITIONS[2]).legal_moves
+    finally:
+        engine.close()
+
+
+def test_stop_during_infinite_answers_within_100_ms() -> None:
+    engine = UciProcess()
+    try:
+        engine.send("isready")
+        engine.wait_for("readyok")
+        engine.send("position startpos")
+        engine.send("go infinite")
+        engine.wait_for("info depth 5")
+        time.sleep(0.3)
+        start = time.perf_counter()
+        engine.send("stop")
+        line = engine.wait_for("bestmove")
+        elapsed = time.perf_counter() - start
+        assert elapsed < 0.1, f"bestmove {elapsed * 1000:.0f} ms after stop"
+        assert chess.Move.from_uci(line.split()[1]) in chess.Board().legal_moves
+    finally:
+        engine.close()
