@@ -91,3 +91,28 @@ def evaluate(pos, psqt):
     if pos.state[ST_SIDE] == 1:
         score = -score
     return score + TEMPO
+
+
+def explain(board, psqt: np.ndarray) -> list[str]:
+    """Lines for ``eval``: each side's material + piece-square sums, the phase blend, the total."""
+    totals = {0: [0, 0], 1: [0, 0]}
+    phase = 0
+    for sq in range(64):
+        piece = int(board.pos.board[sq])
+        if piece:
+            colour = piece >> 3
+            totals[colour][0] += int(psqt[0, piece, sq])
+            totals[colour][1] += int(psqt[1, piece, sq])
+            phase += int(PHASE_WEIGHT[piece])
+    phase = min(phase, MAX_PHASE)
+    mg = totals[0][0] + totals[1][0]
+    eg = totals[0][1] + totals[1][1]
+    white = (mg * phase + eg * (MAX_PHASE - phase)) // MAX_PHASE
+    lines = [
+        "     Term    |    White    |    Black    |    Total",
+        "             |   MG    EG  |   MG    EG  |   MG    EG",
+        f" Material+PST| {totals[0][0]:5} {totals[0][1]:5} | {totals[1][0]:5} {totals[1][1]:5} | {mg:5} {eg:5}",
+        f"Phase {phase}/{MAX_PHASE}: blended {white} cp for White, tempo {TEMPO} for the side to move",
+        f"Final evaluation: {int(evaluate(board.pos, psqt))} cp (side to move)",
+    ]
+    return lines

@@ -12,6 +12,7 @@ limit, and reports each finished depth through the ``on_info`` callback as a UCI
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -63,6 +64,21 @@ class SearchStats:
                 f"first-move cutoffs {100 * rate:.1f}% of {self.fail_high} beta cutoffs")
 
 
+WDL_SCALE = 90.0     # centipawns per unit of the logistic win-probability model
+WDL_OFFSET = 150.0   # advantage at which a win becomes as likely as not
+
+
+def win_draw_loss(score: int) -> tuple[int, int, int]:
+    """Expected (win, draw, loss) per mille for a score, from a logistic model of game results."""
+    if score >= MATE_IN_MAX_PLY:
+        return 1000, 0, 0
+    if score <= -MATE_IN_MAX_PLY:
+        return 0, 0, 1000
+    win = int(1000 / (1 + math.exp((WDL_OFFSET - score) / WDL_SCALE)))
+    loss = int(1000 / (1 + math.exp((WDL_OFFSET + score) / WDL_SCALE)))
+    return win, 1000 - win - loss, loss
+
+
 def format_score(score: int) -> str:
     """UCI ``cp X`` or ``mate N`` (N in moves, negative when we are mated)."""
     if score >= MATE_IN_MAX_PLY:
@@ -82,19 +98,27 @@ class Searcher:
         self.psqt = default_psqt()
         self.multipv = 1
         self.move_overhead = 0.010
+        self.show_wdl = False
         self.stats = SearchStats()
         self._pondering = False
         self._start = 0.0
         self._soft: float | None = None
         self._hard: float | None = None
         self._lock = threading.Lock()
+        self._stop_requested = False
+        self._completed_depth = 0
 
     # -- configuration -----------------------------------------------------
 
     def resize_hash(self, megabytes: int) -> None:
         """Replace the transposition table by an empty one of ``megabytes`` MB."""
-        self.tt = None  # free the old one first
-        self.tt = new_table(megabytes)
+        old, self.tt = self.tt, None
+        del old  # free the old table before allocating the new one
+        try:
+            self.tt = new_table(megabytes)
+        except MemoryError:
+            self.tt = new_table(16)
+            raise MemoryError(f"cannot allocate {megabytes} MB for the hash table; using 16 MB") from None
 
     def new_game(self) -> None:
         """Forget everything learnt (``ucinewgame``)."""
@@ -110,7 +134,14 @@ class Searcher:
     def stop(self) -> None:
         """Make a running search return as soon as possible."""
         self._pondering = False
-        self.control[K_STOP] = 1
+        self._request_stop()
+
+    def _request_stop(self) -> None:
+        """Raise the kernel's stop flag, but never before depth 1 is complete (it takes
+        about a millisecond and guarantees a searched move rather than an arbitrary one)."""
+        self._stop_requested = True
+        if self._completed_depth >= 1:
+            self.control[K_STOP] = 1
 
     def ponderhit(self, limits: Limits, side: int) -> None:
         """The predicted move was played: from now on the clock counts."""
@@ -125,13 +156,20 @@ class Searcher:
 
     # -- the search ------------------------------------------------------------
 
-    def think(self, board: Board, limits: Limits, on_info: Callable[[str], None]) -> tuple[int, int]:
-        """Search ``board`` under ``limits``; returns (best move, ponder move), 0 for none."""
-        self._start = time.perf_counter()
+    def think(self, board: Board, limits: Limits, on_info: Callable[[str], None],
+              start: float | None = None) -> tuple[int, int]:
+        """Search ``board`` under ``limits``; returns (best move, ponder move), 0 for none.
+
+        ``start`` is the ``time.perf_counter()`` at which the clock started (when ``go``
+        arrived); by default, now.
+        """
+        self._start = time.perf_counter() if start is None else start
         self._pondering = limits.ponder
         self._soft, self._hard = (None, None) if (limits.infinite or limits.ponder) else \
             allocate(limits, board.turn, self.move_overhead)
         self.control[K_STOP] = 0
+        self._stop_requested = False
+        self._completed_depth = 0
         self.control[K_NODE_LIMIT] = limits.nodes or 0
         self.stats = SearchStats()
 
@@ -168,7 +206,7 @@ class Searcher:
                 hard = self._hard
                 pondering = self._pondering
             if hard is not None and not pondering and self.elapsed() >= hard:
-                self.control[K_STOP] = 1
+                self._request_stop()
                 return
 
     def _iterate(self, board: Board, limits: Limits, root_moves: list[int],
@@ -226,6 +264,9 @@ class Searcher:
                 lines = lines[:multipv]
                 for line in new_lines:
                     previous_scores[line.moves[0]] = line.score
+            self._completed_depth = depth
+            if self._stop_requested:
+                self.control[K_STOP] = 1
             self.stats.iteration_nodes.append(int(sd.counters[C_NODES]) - iteration_start_nodes)
             for index, line in enumerate(new_lines):
                 on_info(self._info_line(board, depth, index + 1, line))
@@ -286,6 +327,8 @@ class Searcher:
         elapsed = max(self.elapsed(), 1e-6)
         pv = " ".join(self._legal_prefix(board, line.moves))
         bound = f" {line.bound}" if line.bound else ""
+        if self.show_wdl:
+            bound += " wdl {} {} {}".format(*win_draw_loss(line.score))
         return (f"info depth {depth} seldepth {max(int(self.sd.counters[C_SELDEPTH]), depth)} multipv {multipv} "
                 f"score {format_score(line.score)}{bound} nodes {nodes} nps {int(nodes / elapsed)} "
                 f"hashfull {int(hashfull(self.tt))} tbhits {int(self.sd.counters[C_TBHITS])} "

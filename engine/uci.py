@@ -14,8 +14,10 @@ message names).
 
 from __future__ import annotations
 
+import queue
 import sys
 import threading
+import time
 from dataclasses import dataclass
 from collections.abc import Callable
 from typing import TextIO
@@ -62,10 +64,9 @@ class CoreLoader:
 
     def _load(self) -> None:
         try:
-            import engine.board  # noqa: F401  (loads numba and every cached kernel)
-            import engine.perft  # noqa: F401
+            from engine.warmup import load_kernels
 
-            engine.board.Board()  # tables and the first kernels into memory
+            load_kernels()  # numba, the tables and every cached kernel into memory
         except BaseException as exc:  # reported on the next command that needs the core
             self._error = exc
 
@@ -138,6 +139,7 @@ def default_options() -> list[Option]:
         Option("MultiPV", "spin", 1, 1, 256),
         Option("Move Overhead", "spin", 10, 0, 5000),
         Option("UCI_Chess960", "check", False),
+        Option("UCI_ShowWDL", "check", False),
     ]
 
 
@@ -157,6 +159,7 @@ class UciEngine:
         self._search_thread: threading.Thread | None = None
         self._release = threading.Event()  # lets a finished infinite/ponder search report
         self._limits = None
+        self.line_arrived = time.perf_counter()  # arrival time of the line being handled
         self.commands: dict[str, Callable[[list[str]], None]] = {
             "uci": self.cmd_uci,
             "isready": self.cmd_isready,
@@ -169,6 +172,7 @@ class UciEngine:
             "ponderhit": self.cmd_ponderhit,
             "d": self.cmd_display,
             "bench": self.cmd_bench,
+            "eval": self.cmd_eval,
             "help": self.cmd_help,
         }
 
@@ -200,6 +204,8 @@ class UciEngine:
         try:
             handler(args)
         except UciError as exc:
+            self.out.info(f"error: {exc}")
+        except MemoryError as exc:
             self.out.info(f"error: {exc}")
         except Exception as exc:  # never let one bad line end the session
             self.out.info(f"error: {name} failed: {exc!r}")
@@ -262,6 +268,8 @@ class UciEngine:
             self._searcher.multipv = int(value)
         elif key == "move overhead" and self._searcher is not None:
             self._searcher.move_overhead = int(value) / 1000
+        elif key == "uci_showwdl" and self._searcher is not None:
+            self._searcher.show_wdl = bool(value)
 
     @property
     def searcher(self):
@@ -273,6 +281,7 @@ class UciEngine:
             self._searcher = Searcher(hash_mb=int(self.options["hash"].value))
             self._searcher.multipv = int(self.options["multipv"].value)
             self._searcher.move_overhead = int(self.options["move overhead"].value) / 1000
+            self._searcher.show_wdl = bool(self.options["uci_showwdl"].value)
         return self._searcher
 
     def searching(self) -> bool:
@@ -389,18 +398,19 @@ class UciEngine:
             infinite=bool(parsed.get("infinite")), ponder=bool(parsed.get("ponder")),
             searchmoves=[str(m) for m in parsed.get("searchmoves", [])],
         )
+        received = self.line_arrived  # the clock runs from the moment go arrived
         board = self.board.copy()
         searcher = self.searcher
         self._limits = limits
         self._release.clear()
-        self._search_thread = threading.Thread(target=self._search_and_report, args=(searcher, board, limits),
+        self._search_thread = threading.Thread(target=self._search_and_report, args=(searcher, board, limits, received),
                                                name="numbat-search", daemon=True)
         self._search_thread.start()
 
-    def _search_and_report(self, searcher, board, limits) -> None:
+    def _search_and_report(self, searcher, board, limits, received: float) -> None:
         """Search thread: think, wait if the GUI must release the result, print bestmove."""
         try:
-            best, ponder = searcher.think(board, limits, self.out.send)
+            best, ponder = searcher.think(board, limits, self.out.send, start=received)
         except Exception as exc:  # a crash must still answer bestmove
             self.out.info(f"error: search failed: {exc!r}")
             moves = board.legal_moves()
@@ -466,6 +476,13 @@ class UciEngine:
         self.out.send(f"Fen: {board.fen()}")
         self.out.send(f"Key: {board.key():016X}")
 
+    def cmd_eval(self, args: list[str]) -> None:
+        """Non-UCI ``eval``: the static evaluation of the current position, term by term."""
+        from engine.evaluate import explain
+
+        for line in explain(self.board, self.searcher.psqt):
+            self.out.send(line)
+
     def cmd_help(self, args: list[str]) -> None:
         """List the commands."""
         names = " ".join(sorted([*self.commands, "quit"]))
@@ -479,14 +496,27 @@ def main(stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
         if hasattr(stdin, "reconfigure"):
             stdin.reconfigure(errors="replace")  # a stray byte must not end the session
     engine = UciEngine(Output(stdout or sys.stdout))
+    lines: queue.Queue[tuple[str, float]] = queue.Queue()
+
+    def read_input() -> None:
+        """Reader thread: stamp each line with its arrival time (the clock of ``go`` starts then)."""
+        try:
+            for line in stdin:
+                lines.put((line, time.perf_counter()))
+        except (KeyboardInterrupt, OSError, ValueError):
+            pass
+        lines.put(("", time.perf_counter()))
+
+    threading.Thread(target=read_input, name="numbat-stdin", daemon=True).start()
     while True:
         try:
-            line = stdin.readline()
+            line, arrived = lines.get()
         except KeyboardInterrupt:
             break
         if not line:
             engine.wait_for_search()
             break
+        engine.line_arrived = arrived
         if not engine.handle(line):
             break
     return 0

@@ -11,6 +11,18 @@ from __future__ import annotations
 import time
 
 
+def load_kernels() -> None:
+    """Bring every kernel the UCI loop uses into memory (from the disk cache when warm)."""
+    from engine.board import Board
+    from engine.perft import perft
+    from engine.searcher import Searcher
+    from engine.timeman import Limits
+
+    board = Board()
+    perft(board, 1)
+    Searcher(hash_mb=1).think(board, Limits(depth=1), lambda line: None)
+
+
 def warm_up() -> float:
     """Compile (or load) every kernel; return the seconds it took."""
     start = time.perf_counter()
