@@ -19,12 +19,21 @@ from pathlib import Path
 PACKAGE_DIR = Path(__file__).resolve().parent
 
 
+# Pure-Python modules: they define no kernel and no constant a kernel reads, so editing
+# them must not throw away two minutes of compiled code.  (A test checks that none of
+# them mentions njit.)
+PYTHON_ONLY_MODULES = frozenset({
+    "__init__.py", "__main__.py", "bench.py", "board.py", "cli.py", "fen.py", "searcher.py", "timeman.py",
+    "uci.py", "warmup.py",
+})
+
+
 def source_hash() -> str:
-    """Short hash of every ``.py`` file of the package (tools excluded)."""
+    """Short hash of every kernel-bearing ``.py`` file of the package (tools excluded)."""
     digest = hashlib.sha256()
     for path in sorted(PACKAGE_DIR.rglob("*.py")):
         rel = path.relative_to(PACKAGE_DIR)
-        if rel.parts[0] == "tools":
+        if rel.parts[0] == "tools" or (len(rel.parts) == 1 and rel.name in PYTHON_ONLY_MODULES):
             continue
         digest.update(str(rel).encode())
         digest.update(path.read_bytes())

@@ -398,7 +398,7 @@ class UciEngine:
             infinite=bool(parsed.get("infinite")), ponder=bool(parsed.get("ponder")),
             searchmoves=[str(m) for m in parsed.get("searchmoves", [])],
         )
-        received = self.line_arrived  # the clock runs from the moment go arrived
+        received = time.perf_counter()  # the clock runs from here, as in Stockfish
         board = self.board.copy()
         searcher = self.searcher
         self._limits = limits

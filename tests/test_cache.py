@@ -42,3 +42,11 @@ def test_second_process_compiles_nothing() -> None:
     assert misses == 0, f"{misses} kernels were recompiled in a fresh process"
     assert hits >= 5, f"only {hits} kernels came from the cache"
     assert elapsed < 3.0, f"warm start took {elapsed:.2f} s"
+
+
+def test_modules_left_out_of_the_cache_key_define_no_kernels() -> None:
+    from engine.jit import PACKAGE_DIR, PYTHON_ONLY_MODULES
+
+    for name in PYTHON_ONLY_MODULES:
+        text = (PACKAGE_DIR / name).read_text()
+        assert "njit" not in text, name

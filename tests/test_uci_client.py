@@ -196,14 +196,18 @@ def test_fuzzed_input_never_kills_the_engine() -> None:
         if "perft" in line:
             line = line.replace("perft", "perft 2 ")  # any depth above 4 is a legitimate hour-long request
         lines.append(line.replace("\n", " "))
+    final = "position startpos moves e2e4 e7e5 g1f3 b8c6"
     script = "\n".join(lines) + "\nstop\nsetoption name UCI_Chess960 value false\nsetoption name MultiPV value 1\n" \
-        "position startpos moves e2e4\ngo depth 4\nisready\nquit\n"
+        f"{final}\nd\ngo depth 4\nisready\nquit\n"
     out = subprocess.run(ENGINE, input=script.encode("utf-8", "replace"), capture_output=True, timeout=600)
     assert out.returncode == 0, out.stderr.decode(errors="replace")[-2000:]
-    text = out.stdout.decode("utf-8", "replace").splitlines()
-    assert "readyok" in text[-3:]  # isready is answered even while the final search runs
-    final_best = [line for line in text if line.startswith("bestmove")][-1]
-    board = chess.Board()
-    board.push_uci("e2e4")
-    assert chess.Move.from_uci(final_best.split()[1]) in board.legal_moves
     assert "Traceback" not in out.stderr.decode(errors="replace")
+    text = out.stdout.decode("utf-8", "replace").splitlines()
+    board = chess.Board()
+    for move in final.split()[3:]:
+        board.push_uci(move)
+    marker = len(text) - 1 - text[::-1].index(f"Fen: {board.fen()}")
+    tail = text[marker:]
+    assert "readyok" in tail
+    best = [line for line in tail if line.startswith("bestmove")]
+    assert len(best) == 1 and chess.Move.from_uci(best[0].split()[1]) in board.legal_moves
