@@ -97,7 +97,7 @@ class Searcher:
         self.tt = new_table(hash_mb)
         self.psqt = default_psqt()
         self.multipv = 1
-        self.move_overhead = 0.010
+        self.move_overhead = 0.030
         self.show_wdl = False
         self.stats = SearchStats()
         self._pondering = False

@@ -21,7 +21,7 @@ MOVES_HORIZON = 30          # sudden death: plan as if this many moves remained
 SOFT_INCREMENT_SHARE = 0.75
 HARD_SOFT_RATIO = 4.0
 HARD_CLOCK_SHARE = 0.35     # never spend more than this share of the clock on one move
-MIN_RESERVE = 0.010         # seconds always left on the clock
+MIN_RESERVE = 0.030         # seconds always left on the clock (Python wakes up slower than C)
 MIN_THINK = 0.002           # seconds: even a nearly flagged move searches depth 1
 
 

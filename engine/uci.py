@@ -137,7 +137,7 @@ def default_options() -> list[Option]:
         Option("Clear Hash", "button"),
         Option("Ponder", "check", False),
         Option("MultiPV", "spin", 1, 1, 256),
-        Option("Move Overhead", "spin", 10, 0, 5000),
+        Option("Move Overhead", "spin", 30, 0, 5000),
         Option("UCI_Chess960", "check", False),
         Option("UCI_ShowWDL", "check", False),
     ]

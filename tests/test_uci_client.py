@@ -60,6 +60,8 @@ def test_every_option_can_be_set(engine: chess.engine.SimpleEngine) -> None:
 def test_self_play_game_with_clock_never_flags() -> None:
     white = chess.engine.SimpleEngine.popen_uci(ENGINE, timeout=60)
     black = chess.engine.SimpleEngine.popen_uci(ENGINE, timeout=60)
+    white.ping()  # GUIs wait for readyok before starting the clocks
+    black.ping()
     try:
         board = chess.Board()
         clocks = [2.0, 2.0]
