@@ -58,10 +58,10 @@ class SearchStats:
     def summary(self) -> str:
         """Effective branching factor and first-move cutoff rate as one line."""
         nodes = [n for n in self.iteration_nodes if n > 0]
-        ebf = (nodes[-1] / nodes[-2]) if len(nodes) >= 2 else float("nan")
-        rate = self.fail_high_first / self.fail_high if self.fail_high else float("nan")
-        return (f"effective branching factor {ebf:.2f} (nodes of the last depth / the one before), "
-                f"first-move cutoffs {100 * rate:.1f}% of {self.fail_high} beta cutoffs")
+        ebf = f"{nodes[-1] / nodes[-2]:.2f}" if len(nodes) >= 2 else "n/a"
+        rate = f"{100 * self.fail_high_first / self.fail_high:.1f}%" if self.fail_high else "n/a"
+        return (f"effective branching factor {ebf} (nodes of the last depth / the one before), "
+                f"first-move cutoffs {rate} of {self.fail_high} beta cutoffs")
 
 
 WDL_SCALE = 90.0     # centipawns per unit of the logistic win-probability model

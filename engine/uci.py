@@ -15,6 +15,7 @@ message names).
 from __future__ import annotations
 
 import queue
+import random
 import sys
 import threading
 import time
@@ -140,6 +141,9 @@ def default_options() -> list[Option]:
         Option("Move Overhead", "spin", 30, 0, 5000),
         Option("UCI_Chess960", "check", False),
         Option("UCI_ShowWDL", "check", False),
+        Option("OwnBook", "check", True),
+        Option("BookFile", "string", "<default>"),
+        Option("Book Best Move", "check", False),
     ]
 
 
@@ -160,6 +164,9 @@ class UciEngine:
         self._release = threading.Event()  # lets a finished infinite/ponder search report
         self._limits = None
         self.line_arrived = time.perf_counter()  # arrival time of the line being handled
+        self._book = None  # engine.book.OpeningBook once loaded
+        self._book_loaded = False
+        self._book_rng = random.Random()
         self.commands: dict[str, Callable[[list[str]], None]] = {
             "uci": self.cmd_uci,
             "isready": self.cmd_isready,
@@ -268,6 +275,13 @@ class UciEngine:
             self._searcher.multipv = int(value)
         elif key == "move overhead" and self._searcher is not None:
             self._searcher.move_overhead = int(value) / 1000
+        elif key == "bookfile":
+            self._book = None
+            self._book_loaded = False
+            if self.options["ownbook"].value:
+                self.load_book()
+        elif key == "ownbook" and value and not self._book_loaded:
+            self.load_book()
         elif key == "uci_showwdl" and self._searcher is not None:
             self._searcher.show_wdl = bool(value)
 
@@ -283,6 +297,35 @@ class UciEngine:
             self._searcher.move_overhead = int(self.options["move overhead"].value) / 1000
             self._searcher.show_wdl = bool(self.options["uci_showwdl"].value)
         return self._searcher
+
+    def load_book(self):
+        """Open the BookFile (once); a bad file gets one info string and no book."""
+        if self._book_loaded:
+            return self._book
+        self._book_loaded = True
+        from engine.book import BookError, OpeningBook, default_book_path
+
+        name = str(self.options["bookfile"].value)
+        path = default_book_path() if name in ("", "<default>") else name
+        if path is None:
+            self.out.info("no opening book found (the shipped books/numbat.bin is missing); playing without a book")
+            return None
+        try:
+            self._book = OpeningBook(path)
+        except BookError as exc:
+            self.out.info(f"{exc}; playing without a book")
+            self._book = None
+        return self._book
+
+    def book_move(self, limits) -> int:
+        """A move from the book for ``go``, or 0 (book off, out of book, or an analysis request)."""
+        if not self.options["ownbook"].value or limits.infinite or limits.ponder or limits.searchmoves \
+                or limits.mate:
+            return 0
+        book = self.load_book()
+        if book is None:
+            return 0
+        return book.choose(self.board, self._book_rng, bool(self.options["book best move"].value))
 
     def searching(self) -> bool:
         """True while a search thread runs."""
@@ -399,6 +442,11 @@ class UciEngine:
             searchmoves=[str(m) for m in parsed.get("searchmoves", [])],
         )
         received = time.perf_counter()  # the clock runs from here, as in Stockfish
+        move = self.book_move(limits)
+        if move:
+            self.out.info(f"book move {self.board.move_to_uci(move)}")
+            self.out.send(f"bestmove {self.board.move_to_uci(move)}")
+            return
         board = self.board.copy()
         searcher = self.searcher
         self._limits = limits
