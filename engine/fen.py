@@ -56,11 +56,13 @@ def _parse_placement(field: str) -> list[int]:
                 file += int(ch)
             elif ch in "PNBRQKpnbrqk":
                 if file > 7:
-                    break
+                    raise FenError(f"rank {rank + 1} ({text!r}) has more than 8 squares")
                 board[rank * 8 + file] = PIECE_SYMBOLS.index(ch)
                 file += 1
             else:
                 raise FenError(f"invalid character {ch!r} in piece placement")
+            if file > 8:
+                raise FenError(f"rank {rank + 1} ({text!r}) has more than 8 squares")
         if file != 8:
             raise FenError(f"rank {rank + 1} ({text!r}) does not have exactly 8 squares")
     return board
@@ -134,6 +136,8 @@ def parse_fen(fen: str, tab: Tables, chess960: bool = False) -> Position:
             right, rook_sq = _castling_rook(board, colour, king_sq, ch)
             if right < 0 or rights >> right & 1:
                 continue
+            if not chess960 and (king_sq & 7 != 4 or rook_sq & 7 not in (0, 7)):
+                continue  # standard chess: king on e1/e8 and rook in its corner, as python-chess
             rights |= 1 << right
             pos.castle_rook[right] = rook_sq
             pos.castle_mask[rook_sq] |= 1 << right

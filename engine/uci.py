@@ -317,6 +317,16 @@ class UciEngine:
             self._book = None
         return self._book
 
+    def _book_ponder(self, move: int) -> str:
+        """' ponder Y' with the heaviest book reply to ``move``, or '' when the book ends there."""
+        after = self.board.copy()
+        after.push(move)
+        replies = self._book.moves(after) if self._book is not None else []
+        if not replies:
+            return ""
+        reply = max(replies, key=lambda e: e[1])[0]
+        return f" ponder {after.move_to_uci(reply)}"
+
     def book_move(self, limits) -> int:
         """A move from the book for ``go``, or 0 (book off, out of book, or an analysis request)."""
         if not self.options["ownbook"].value or limits.infinite or limits.ponder or limits.searchmoves \
@@ -445,7 +455,7 @@ class UciEngine:
         move = self.book_move(limits)
         if move:
             self.out.info(f"book move {self.board.move_to_uci(move)}")
-            self.out.send(f"bestmove {self.board.move_to_uci(move)}")
+            self.out.send(f"bestmove {self.board.move_to_uci(move)}{self._book_ponder(move)}")
             return
         board = self.board.copy()
         searcher = self.searcher
