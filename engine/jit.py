@@ -23,8 +23,8 @@ PACKAGE_DIR = Path(__file__).resolve().parent
 # them must not throw away two minutes of compiled code.  (A test checks that none of
 # them mentions njit.)
 PYTHON_ONLY_MODULES = frozenset({
-    "__init__.py", "__main__.py", "bench.py", "board.py", "cli.py", "fen.py", "searcher.py", "timeman.py",
-    "uci.py", "warmup.py",
+    "__init__.py", "__main__.py", "bench.py", "board.py", "cli.py", "fen.py", "searcher.py", "tablebase.py",
+    "timeman.py", "uci.py", "warmup.py",
 })
 
 

@@ -107,6 +107,12 @@ class Searcher:
         self._lock = threading.Lock()
         self._stop_requested = False
         self._completed_depth = 0
+        self.tablebase = None        # engine.tablebase.RootTablebase when SyzygyPath is set
+        self.tb_probe_limit = 7      # SyzygyProbeLimit
+        self.tb_rule50 = True        # Syzygy50MoveRule
+        self.tb_probe_depth = 1      # SyzygyProbeDepth (probes inside the search)
+        self._tb_score: int | None = None
+        self._root_tbhits = 0
 
     # -- configuration -----------------------------------------------------
 
@@ -185,6 +191,7 @@ class Searcher:
         if not root_moves:
             on_info(f"info depth 0 score {'mate 0' if board.is_check() else 'cp 0'}")
             return 0, 0
+        root_moves = self._tablebase_filter(board, root_moves, limits)
         if len(root_moves) == 1 and self._soft is not None:
             self._soft = min(self._soft, 0.01)  # forced move: answer at once
 
@@ -198,6 +205,23 @@ class Searcher:
             done.set()
             watchdog.join()
         return best, ponder
+
+    def _tablebase_filter(self, board: Board, root_moves: list[int], limits: Limits) -> list[int]:
+        """Keep the root moves that preserve the tablebase result (all moves when not covered)."""
+        self._tb_score, self._root_tbhits = None, 0
+        if self.tablebase is None or self.tablebase.max_pieces == 0 or limits.searchmoves:
+            return root_moves
+        import chess
+
+        cboard = chess.Board(board.fen(), chess960=board.chess960)
+        if not self.tablebase.covers(cboard, self.tb_probe_limit):
+            return root_moves
+        result = self.tablebase.rank_root(cboard, self.tb_rule50)
+        if result is None:
+            return root_moves
+        keep = {board.parse_uci(text) for text in result.moves}
+        self._tb_score, self._root_tbhits = result.score, result.probes
+        return [m for m in root_moves if m in keep] or root_moves
 
     def _watch(self) -> None:
         """Raise the stop flag when the hard limit passes (pondering suspends the clock)."""
@@ -326,12 +350,15 @@ class Searcher:
         nodes = int(self.sd.counters[C_NODES])
         elapsed = max(self.elapsed(), 1e-6)
         pv = " ".join(self._legal_prefix(board, line.moves))
-        bound = f" {line.bound}" if line.bound else ""
+        score = line.score
+        if self._tb_score is not None and abs(score) < MATE_IN_MAX_PLY:
+            score = self._tb_score  # the tables know better than the evaluation
+        bound = f" {line.bound}" if line.bound and self._tb_score is None else ""
         if self.show_wdl:
-            bound += " wdl {} {} {}".format(*win_draw_loss(line.score))
+            bound += " wdl {} {} {}".format(*win_draw_loss(score))
         return (f"info depth {depth} seldepth {max(int(self.sd.counters[C_SELDEPTH]), depth)} multipv {multipv} "
-                f"score {format_score(line.score)}{bound} nodes {nodes} nps {int(nodes / elapsed)} "
-                f"hashfull {int(hashfull(self.tt))} tbhits {int(self.sd.counters[C_TBHITS])} "
+                f"score {format_score(score)}{bound} nodes {nodes} nps {int(nodes / elapsed)} "
+                f"hashfull {int(hashfull(self.tt))} tbhits {int(self.sd.counters[C_TBHITS]) + self._root_tbhits} "
                 f"time {int(elapsed * 1000)} pv {pv}")
 
     def _report_bound(self, board: Board, depth: int, pv_index: int, score: int, bound: str,

@@ -144,6 +144,10 @@ def default_options() -> list[Option]:
         Option("OwnBook", "check", True),
         Option("BookFile", "string", "<default>"),
         Option("Book Best Move", "check", False),
+        Option("SyzygyPath", "string", "<empty>"),
+        Option("SyzygyProbeDepth", "spin", 1, 1, 100),
+        Option("Syzygy50MoveRule", "check", True),
+        Option("SyzygyProbeLimit", "spin", 7, 0, 7),
     ]
 
 
@@ -167,6 +171,7 @@ class UciEngine:
         self._book = None  # engine.book.OpeningBook once loaded
         self._book_loaded = False
         self._book_rng = random.Random()
+        self._tablebase = None  # engine.tablebase.RootTablebase when SyzygyPath is set
         self.commands: dict[str, Callable[[list[str]], None]] = {
             "uci": self.cmd_uci,
             "isready": self.cmd_isready,
@@ -284,6 +289,36 @@ class UciEngine:
             self.load_book()
         elif key == "uci_showwdl" and self._searcher is not None:
             self._searcher.show_wdl = bool(value)
+        elif key == "syzygypath":
+            self.load_tablebases()
+        elif key.startswith("syzygy") and self._searcher is not None:
+            self._configure_tablebases(self._searcher)
+
+    def load_tablebases(self) -> None:
+        """Open the SyzygyPath folders; problems and the result go out as info strings."""
+        from engine.tablebase import RootTablebase
+
+        if self._tablebase is not None:
+            self._tablebase.close()
+            self._tablebase = None
+        path = str(self.options["syzygypath"].value)
+        if path.strip() in ("", "<empty>"):
+            self.out.info("Syzygy tablebases off")
+        else:
+            tablebase = RootTablebase(path)
+            for message in tablebase.messages:
+                self.out.info(message)
+            self.out.info(f"found {tablebase.table_count} Syzygy WDL tables (up to {tablebase.max_pieces} pieces)")
+            self._tablebase = tablebase if tablebase.table_count else None
+        if self._searcher is not None:
+            self._configure_tablebases(self._searcher)
+
+    def _configure_tablebases(self, searcher) -> None:
+        """Hand the tables and the Syzygy options to the searcher."""
+        searcher.tablebase = self._tablebase
+        searcher.tb_probe_limit = int(self.options["syzygyprobelimit"].value)
+        searcher.tb_probe_depth = int(self.options["syzygyprobedepth"].value)
+        searcher.tb_rule50 = bool(self.options["syzygy50moverule"].value)
 
     @property
     def searcher(self):
@@ -296,6 +331,7 @@ class UciEngine:
             self._searcher.multipv = int(self.options["multipv"].value)
             self._searcher.move_overhead = int(self.options["move overhead"].value) / 1000
             self._searcher.show_wdl = bool(self.options["uci_showwdl"].value)
+            self._configure_tablebases(self._searcher)
         return self._searcher
 
     def load_book(self):
