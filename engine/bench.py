@@ -63,7 +63,9 @@ def run_bench(depth: int = BENCH_DEPTH, out: Callable[[str], None] = print) -> t
     from engine.board import Board
     from engine.searcher import Searcher
     from engine.timeman import Limits
+    from engine.warmup import settle_heap
 
+    settle_heap()
     searcher = Searcher(hash_mb=16)
     total_nodes = 0
     total_time = 0.0

@@ -27,17 +27,25 @@ import numpy as np
 from engine.defs import BLACK, KING, KNIGHT, PAWN, QUEEN, BISHOP, ROOK, WHITE, U64_ONE, U64_ZERO
 from engine.jit import CACHE_DIR, njit, popcount
 
-Tables = namedtuple(
-    "Tables",
-    [
-        "knight", "king", "pawn",  # leaper attacks: [64], [64], [2, 64]
-        "rook_mask", "rook_magic", "rook_shift", "rook_offset",
-        "bishop_mask", "bishop_magic", "bishop_shift", "bishop_offset",
-        "slider",  # shared magic attack table
-        "between", "line",  # [64, 64]
-        "zob_piece", "zob_castle", "zob_ep", "zob_side",
-    ],
-)
+Tables = namedtuple("Tables", ["square", "slider", "rays", "zobrist"])
+"""The lookup tables, four arrays (few arrays keep kernel calls cheap: numba passes
+every array of a namedtuple argument as separate machine arguments):
+
+    square   uint64[12, 64]      per-square rows: SQ_KNIGHT, SQ_KING, SQ_PAWN + colour (attacks),
+                                 then the magic-bitboard rows SQ_ROOK_MASK .. SQ_BISHOP_OFFSET
+    slider   uint64[N]           shared magic attack table of rooks and bishops
+    rays     uint64[2, 64, 64]   RAY_BETWEEN (squares strictly between a and b), RAY_LINE (whole line)
+    zobrist  uint64[17, 64]      Polyglot keys: rows 0-15 by piece code; row ZOB_EXTRA holds
+                                 castling (by rights mask), en-passant file and side to move
+"""
+
+SQ_KNIGHT, SQ_KING, SQ_PAWN = 0, 1, 2  # SQ_PAWN + colour
+SQ_ROOK_MASK, SQ_ROOK_MAGIC, SQ_ROOK_SHIFT, SQ_ROOK_OFFSET = 4, 5, 6, 7
+SQ_BISHOP_MASK, SQ_BISHOP_MAGIC, SQ_BISHOP_SHIFT, SQ_BISHOP_OFFSET = 8, 9, 10, 11
+SQ_ROWS = 12
+RAY_BETWEEN, RAY_LINE = 0, 1
+ZOB_EXTRA = 16                      # row of the non-piece keys
+ZOB_CASTLE, ZOB_EP, ZOB_SIDE = 0, 16, 24  # column offsets within that row
 
 ROOK_DIRECTIONS = np.array([[1, 0], [-1, 0], [0, 1], [0, -1]], dtype=np.int64)
 BISHOP_DIRECTIONS = np.array([[1, 1], [1, -1], [-1, 1], [-1, -1]], dtype=np.int64)
@@ -53,15 +61,71 @@ def square_bb(sq):
 @njit(inline="always")
 def rook_attacks(tab, sq, occ):
     """Rook attacks from ``sq`` given the occupancy ``occ`` (magic lookup)."""
-    index = ((occ & tab.rook_mask[sq]) * tab.rook_magic[sq]) >> tab.rook_shift[sq]
-    return tab.slider[tab.rook_offset[sq] + np.int64(index)]
+    sqt = tab.square
+    index = ((occ & sqt[SQ_ROOK_MASK, sq]) * sqt[SQ_ROOK_MAGIC, sq]) >> sqt[SQ_ROOK_SHIFT, sq]
+    return tab.slider[np.int64(sqt[SQ_ROOK_OFFSET, sq]) + np.int64(index)]
 
 
 @njit(inline="always")
 def bishop_attacks(tab, sq, occ):
     """Bishop attacks from ``sq`` given the occupancy ``occ`` (magic lookup)."""
-    index = ((occ & tab.bishop_mask[sq]) * tab.bishop_magic[sq]) >> tab.bishop_shift[sq]
-    return tab.slider[tab.bishop_offset[sq] + np.int64(index)]
+    sqt = tab.square
+    index = ((occ & sqt[SQ_BISHOP_MASK, sq]) * sqt[SQ_BISHOP_MAGIC, sq]) >> sqt[SQ_BISHOP_SHIFT, sq]
+    return tab.slider[np.int64(sqt[SQ_BISHOP_OFFSET, sq]) + np.int64(index)]
+
+
+@njit(inline="always")
+def knight_attacks(tab, sq):
+    """Squares a knight on ``sq`` attacks."""
+    return tab.square[SQ_KNIGHT, sq]
+
+
+@njit(inline="always")
+def king_attacks(tab, sq):
+    """Squares a king on ``sq`` attacks."""
+    return tab.square[SQ_KING, sq]
+
+
+@njit(inline="always")
+def pawn_attacks(tab, colour, sq):
+    """Squares a pawn of ``colour`` on ``sq`` attacks."""
+    return tab.square[SQ_PAWN + colour, sq]
+
+
+@njit(inline="always")
+def between_bb(tab, a, b):
+    """Squares strictly between ``a`` and ``b`` on a shared line (empty if none)."""
+    return tab.rays[RAY_BETWEEN, a, b]
+
+
+@njit(inline="always")
+def line_bb(tab, a, b):
+    """The whole line through ``a`` and ``b`` (empty if they share none)."""
+    return tab.rays[RAY_LINE, a, b]
+
+
+@njit(inline="always")
+def zob_piece(tab, piece, sq):
+    """Polyglot key of ``piece`` (our code) on ``sq``."""
+    return tab.zobrist[piece, sq]
+
+
+@njit(inline="always")
+def zob_castle(tab, rights):
+    """Polyglot key of a castling-rights mask."""
+    return tab.zobrist[ZOB_EXTRA, ZOB_CASTLE + rights]
+
+
+@njit(inline="always")
+def zob_ep(tab, file):
+    """Polyglot key of an en-passant file."""
+    return tab.zobrist[ZOB_EXTRA, ZOB_EP + file]
+
+
+@njit(inline="always")
+def zob_side(tab):
+    """Polyglot key of White to move."""
+    return tab.zobrist[ZOB_EXTRA, ZOB_SIDE]
 
 
 @njit
@@ -209,9 +273,17 @@ def build_tables() -> Tables:
     bishop = [np.zeros(64, dtype=np.uint64) for _ in range(3)] + [np.zeros(64, dtype=np.int64)]
     end = _fill_magics(ROOK_DIRECTIONS, *rook, slider, 0, 0x9E3779B97F4A7C15)
     end = _fill_magics(BISHOP_DIRECTIONS, *bishop, slider, end, 0xD1B54A32D192ED03)
-    zob_piece, zob_castle, zob_ep, zob_side = _polyglot_tables()
-    return Tables(knight, king, pawn, *rook, *bishop, slider[:end].copy(), between, line,
-                  zob_piece, zob_castle, zob_ep, zob_side)
+    piece_keys, castle_keys, ep_keys, side_key = _polyglot_tables()
+    square = np.zeros((SQ_ROWS, 64), dtype=np.uint64)
+    square[SQ_KNIGHT], square[SQ_KING], square[SQ_PAWN:SQ_PAWN + 2] = knight, king, pawn
+    square[SQ_ROOK_MASK:SQ_ROOK_OFFSET + 1] = np.array(rook, dtype=np.uint64)
+    square[SQ_BISHOP_MASK:SQ_BISHOP_OFFSET + 1] = np.array(bishop, dtype=np.uint64)
+    zobrist = np.zeros((ZOB_EXTRA + 1, 64), dtype=np.uint64)
+    zobrist[:16] = piece_keys
+    zobrist[ZOB_EXTRA, ZOB_CASTLE:ZOB_CASTLE + 16] = castle_keys
+    zobrist[ZOB_EXTRA, ZOB_EP:ZOB_EP + 8] = ep_keys
+    zobrist[ZOB_EXTRA, ZOB_SIDE] = side_key[0]
+    return Tables(square, slider[:end].copy(), np.stack([between, line]), zobrist)
 
 
 _TABLES: Tables | None = None

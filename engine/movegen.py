@@ -26,7 +26,9 @@ Legality is decided during generation, never by make-and-test:
 
 import numpy as np
 
-from engine.bitboards import bishop_attacks, rook_attacks, square_bb
+from engine.bitboards import (
+    between_bb, bishop_attacks, king_attacks, knight_attacks, line_bb, pawn_attacks, rook_attacks, square_bb,
+)
 from engine.defs import (
     BISHOP, FILE_A, FILE_H, KING, KNIGHT, NO_SQUARE, PAWN, QUEEN, RANK_3, RANK_6, ROOK,
     ST_CASTLING, ST_EP, ST_SIDE, U64_ALL, U64_ONE, U64_ZERO, WHITE, BACK_RANKS,
@@ -123,7 +125,7 @@ def generate_moves(pos, tab, moves, start, mode):
         noisy = False  # quiescence in check needs every evasion
 
     # Step 1. King moves, tested with the king lifted off the board.
-    king_targets = tab.king[ksq] & ~own
+    king_targets = king_attacks(tab, ksq) & ~own
     if noisy:
         king_targets &= enemy
     occ_without_king = occ ^ king_bb
@@ -141,7 +143,7 @@ def generate_moves(pos, tab, moves, start, mode):
 
     # Step 3. Squares other pieces may move to: capture or block a single checker.
     if in_check:
-        check_mask = tab.between[ksq, lsb(checkers)] | checkers
+        check_mask = between_bb(tab, ksq, lsb(checkers)) | checkers
     else:
         check_mask = U64_ALL
     targets = (enemy if noisy else ~own) & check_mask
@@ -155,7 +157,7 @@ def generate_moves(pos, tab, moves, start, mode):
     while snipers:
         sniper = lsb(snipers)
         snipers &= snipers - U64_ONE
-        blockers = tab.between[ksq, sniper] & occ
+        blockers = between_bb(tab, ksq, sniper) & occ
         if blockers and not (blockers & (blockers - U64_ONE)) and (blockers & own):
             pinned |= blockers
 
@@ -164,7 +166,7 @@ def generate_moves(pos, tab, moves, start, mode):
     while knights:
         frm = lsb(knights)
         knights &= knights - U64_ONE
-        n = _add_from(moves, n, frm, tab.knight[frm] & targets, count_only)
+        n = _add_from(moves, n, frm, knight_attacks(tab, frm) & targets, count_only)
 
     # Step 6. Sliders; a pinned one stays on the line through its king.
     sliders = bishop_like & own
@@ -173,7 +175,7 @@ def generate_moves(pos, tab, moves, start, mode):
         sliders &= sliders - U64_ONE
         attacks = bishop_attacks(tab, frm, occ) & targets
         if pinned & square_bb(frm):
-            attacks &= tab.line[ksq, frm]
+            attacks &= line_bb(tab, ksq, frm)
         n = _add_from(moves, n, frm, attacks, count_only)
     sliders = rook_like & own
     while sliders:
@@ -181,7 +183,7 @@ def generate_moves(pos, tab, moves, start, mode):
         sliders &= sliders - U64_ONE
         attacks = rook_attacks(tab, frm, occ) & targets
         if pinned & square_bb(frm):
-            attacks &= tab.line[ksq, frm]
+            attacks &= line_bb(tab, ksq, frm)
         n = _add_from(moves, n, frm, attacks, count_only)
 
     # Step 7. Pawns: unpinned ones set-wise, pinned ones one by one along their pin line.
@@ -211,7 +213,7 @@ def generate_moves(pos, tab, moves, start, mode):
             frm = lsb(pinned_pawns)
             pinned_pawns &= pinned_pawns - U64_ONE
             bit = square_bb(frm)
-            pin_line = tab.line[ksq, frm]
+            pin_line = line_bb(tab, ksq, frm)
             push1 = _pawn_pushes_up(bit, us) & empty
             push2 = _pawn_pushes_up(push1 & double_rank, us) & empty
             caps = (_pawn_captures_west(bit, us) | _pawn_captures_east(bit, us)) & enemy
@@ -238,7 +240,7 @@ def generate_moves(pos, tab, moves, start, mode):
     ep = st[ST_EP]
     if ep != NO_SQUARE:
         captured_bb = square_bb(ep ^ 8)
-        capturers = tab.pawn[them, ep] & pawns
+        capturers = pawn_attacks(tab, them, ep) & pawns
         while capturers:
             frm = lsb(capturers)
             capturers &= capturers - U64_ONE
@@ -257,8 +259,8 @@ def generate_moves(pos, tab, moves, start, mode):
                 rook_sq = pos.castle_rook[2 * us + side]
                 king_to, rook_to = castling_squares(us, ksq, rook_sq)
                 rook_bb = square_bb(rook_sq)
-                king_path = tab.between[ksq, king_to] | square_bb(king_to)
-                rook_path = tab.between[rook_sq, rook_to] | square_bb(rook_to)
+                king_path = between_bb(tab, ksq, king_to) | square_bb(king_to)
+                rook_path = between_bb(tab, rook_sq, rook_to) | square_bb(rook_to)
                 if (king_path | rook_path) & occ & ~king_bb & ~rook_bb:
                     continue
                 occ_castle = occ ^ king_bb ^ rook_bb

@@ -28,7 +28,10 @@ from collections import namedtuple
 
 import numpy as np
 
-from engine.bitboards import bishop_attacks, rook_attacks, square_bb
+from engine.bitboards import (
+    bishop_attacks, king_attacks, knight_attacks, pawn_attacks, rook_attacks, square_bb, zob_castle, zob_ep,
+    zob_piece, zob_side,
+)
 from engine.defs import (
     BISHOP, GAME_STACK, H_CAPTURED, H_CASTLING, H_EP, H_HALFMOVE, H_MOVE, H_SIZE, KING,
     KNIGHT, NO_SQUARE, PAWN, QUEEN, ROOK, ST_CASTLING, ST_EP, ST_FULLMOVE, ST_HALFMOVE, ST_PLY,
@@ -72,7 +75,7 @@ def put_piece(pos, tab, piece, sq):
     pos.board[sq] = piece
     pos.pieces[piece & 7] |= bit
     pos.colors[piece >> 3] |= bit
-    pos.keys[pos.state[ST_PLY]] ^= tab.zob_piece[piece, sq]
+    pos.keys[pos.state[ST_PLY]] ^= zob_piece(tab, piece, sq)
 
 
 @njit(inline="always")
@@ -83,7 +86,7 @@ def remove_piece(pos, tab, sq):
     pos.board[sq] = 0
     pos.pieces[piece & 7] ^= bit
     pos.colors[piece >> 3] ^= bit
-    pos.keys[pos.state[ST_PLY]] ^= tab.zob_piece[piece, sq]
+    pos.keys[pos.state[ST_PLY]] ^= zob_piece(tab, piece, sq)
 
 
 @njit(inline="always")
@@ -95,7 +98,7 @@ def move_piece(pos, tab, frm, to):
     pos.board[to] = piece
     pos.pieces[piece & 7] ^= both
     pos.colors[piece >> 3] ^= both
-    pos.keys[pos.state[ST_PLY]] ^= tab.zob_piece[piece, frm] ^ tab.zob_piece[piece, to]
+    pos.keys[pos.state[ST_PLY]] ^= zob_piece(tab, piece, frm) ^ zob_piece(tab, piece, to)
 
 
 # ---------------------------------------------------------------------------
@@ -108,10 +111,10 @@ def attackers_to(pos, tab, sq, occ):
     p = pos.pieces
     rooks = p[ROOK] | p[QUEEN]
     bishops = p[BISHOP] | p[QUEEN]
-    return ((tab.pawn[0, sq] & p[PAWN] & pos.colors[1])
-            | (tab.pawn[1, sq] & p[PAWN] & pos.colors[0])
-            | (tab.knight[sq] & p[KNIGHT])
-            | (tab.king[sq] & p[KING])
+    return ((pawn_attacks(tab, 0, sq) & p[PAWN] & pos.colors[1])
+            | (pawn_attacks(tab, 1, sq) & p[PAWN] & pos.colors[0])
+            | (knight_attacks(tab, sq) & p[KNIGHT])
+            | (king_attacks(tab, sq) & p[KING])
             | (rook_attacks(tab, sq, occ) & rooks)
             | (bishop_attacks(tab, sq, occ) & bishops))
 
@@ -121,11 +124,11 @@ def is_attacked(pos, tab, sq, by, occ):
     """True when colour ``by`` attacks ``sq`` with occupancy ``occ``."""
     p = pos.pieces
     them = pos.colors[by]
-    if tab.pawn[by ^ 1, sq] & p[PAWN] & them:
+    if pawn_attacks(tab, by ^ 1, sq) & p[PAWN] & them:
         return True
-    if tab.knight[sq] & p[KNIGHT] & them:
+    if knight_attacks(tab, sq) & p[KNIGHT] & them:
         return True
-    if tab.king[sq] & p[KING] & them:
+    if king_attacks(tab, sq) & p[KING] & them:
         return True
     if rook_attacks(tab, sq, occ) & (p[ROOK] | p[QUEEN]) & them:
         return True
@@ -143,6 +146,46 @@ def in_check(pos, tab):
     """True when the side to move is in check."""
     us = pos.state[ST_SIDE]
     return is_attacked(pos, tab, king_square(pos, us), us ^ 1, pos.colors[0] | pos.colors[1])
+
+
+@hot_njit
+def gives_check(pos, tab, move):
+    """True when the legal ``move`` checks the opponent (decided without making it).
+
+    A direct check comes from the moved piece on its new square; a discovered check
+    from one of our sliders whose line to the enemy king the move opens.  Castling,
+    en passant and promotions (rare) are simply made and tested.
+    """
+    kind = move_kind(move)
+    if kind != 0:
+        make_move(pos, tab, move)
+        result = in_check(pos, tab)
+        unmake_move(pos, tab)
+        return result
+    us = pos.state[ST_SIDE]
+    frm = move_from(move)
+    to = move_to(move)
+    own = pos.colors[us]
+    king = lsb(pos.pieces[KING] & pos.colors[us ^ 1])
+    king_bb = square_bb(king)
+    from_bb = square_bb(frm)
+    occ = ((pos.colors[0] | pos.colors[1]) & ~from_bb) | square_bb(to)
+    piece_type = pos.board[frm] & 7
+    p = pos.pieces
+    if piece_type == PAWN:
+        if pawn_attacks(tab, us, to) & king_bb:
+            return True
+    elif piece_type == KNIGHT:
+        if knight_attacks(tab, to) & king_bb:
+            return True
+    elif piece_type != KING:
+        if piece_type != ROOK and bishop_attacks(tab, to, occ) & king_bb:
+            return True
+        if piece_type != BISHOP and rook_attacks(tab, to, occ) & king_bb:
+            return True
+    rook_like = (p[ROOK] | p[QUEEN]) & own & ~from_bb
+    bishop_like = (p[BISHOP] | p[QUEEN]) & own & ~from_bb
+    return ((rook_attacks(tab, king, occ) & rook_like) | (bishop_attacks(tab, king, occ) & bishop_like)) != U64_ZERO
 
 
 @hot_njit
@@ -165,7 +208,7 @@ def castling_squares(us, king_from, rook_from):
 @njit(inline="always")
 def pawn_can_take_ep(pos, tab, ep_sq, capturer):
     """True when a pawn of ``capturer`` attacks ``ep_sq`` (Polyglot's ep condition)."""
-    return (tab.pawn[capturer ^ 1, ep_sq] & pos.pieces[PAWN] & pos.colors[capturer]) != U64_ZERO
+    return (pawn_attacks(tab, capturer ^ 1, ep_sq) & pos.pieces[PAWN] & pos.colors[capturer]) != U64_ZERO
 
 
 # ---------------------------------------------------------------------------
@@ -186,9 +229,9 @@ def make_move(pos, tab, move):
     record[H_EP] = st[ST_EP]
     record[H_HALFMOVE] = st[ST_HALFMOVE]
     st[ST_PLY] = ply + 1
-    key = pos.keys[ply] ^ tab.zob_side[0]
+    key = pos.keys[ply] ^ zob_side(tab)
     if st[ST_EP] != NO_SQUARE:
-        key ^= tab.zob_ep[st[ST_EP] & 7]
+        key ^= zob_ep(tab, st[ST_EP] & 7)
         st[ST_EP] = NO_SQUARE
     pos.keys[ply + 1] = key
 
@@ -219,7 +262,7 @@ def make_move(pos, tab, move):
                 ep_sq = (frm + to) >> 1
                 if pawn_can_take_ep(pos, tab, ep_sq, them):
                     st[ST_EP] = ep_sq
-                    pos.keys[ply + 1] ^= tab.zob_ep[ep_sq & 7]
+                    pos.keys[ply + 1] ^= zob_ep(tab, ep_sq & 7)
         if captured != 0:
             st[ST_HALFMOVE] = 0
     record[H_CAPTURED] = captured
@@ -228,7 +271,7 @@ def make_move(pos, tab, move):
     if rights != 0:
         new_rights = rights & ~(pos.castle_mask[frm] | pos.castle_mask[to])
         if new_rights != rights:
-            pos.keys[ply + 1] ^= tab.zob_castle[rights] ^ tab.zob_castle[new_rights]
+            pos.keys[ply + 1] ^= zob_castle(tab, rights) ^ zob_castle(tab, new_rights)
             st[ST_CASTLING] = new_rights
     st[ST_FULLMOVE] += us
     st[ST_SIDE] = them
@@ -280,9 +323,9 @@ def make_null_move(pos, tab):
     record[H_CASTLING] = st[ST_CASTLING]
     record[H_EP] = st[ST_EP]
     record[H_HALFMOVE] = st[ST_HALFMOVE]
-    key = pos.keys[ply] ^ tab.zob_side[0]
+    key = pos.keys[ply] ^ zob_side(tab)
     if st[ST_EP] != NO_SQUARE:
-        key ^= tab.zob_ep[st[ST_EP] & 7]
+        key ^= zob_ep(tab, st[ST_EP] & 7)
         st[ST_EP] = NO_SQUARE
     pos.keys[ply + 1] = key
     st[ST_HALFMOVE] += 1
@@ -308,10 +351,10 @@ def compute_key(pos, tab):
     key = U64_ZERO
     for sq in range(64):
         if pos.board[sq] != 0:
-            key ^= tab.zob_piece[pos.board[sq], sq]
-    key ^= tab.zob_castle[pos.state[ST_CASTLING]]
+            key ^= zob_piece(tab, pos.board[sq], sq)
+    key ^= zob_castle(tab, pos.state[ST_CASTLING])
     if pos.state[ST_EP] != NO_SQUARE:
-        key ^= tab.zob_ep[pos.state[ST_EP] & 7]
+        key ^= zob_ep(tab, pos.state[ST_EP] & 7)
     if pos.state[ST_SIDE] == 0:
-        key ^= tab.zob_side[0]
+        key ^= zob_side(tab)
     return key

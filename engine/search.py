@@ -56,7 +56,7 @@ from engine.moveorder import (
     HISTORY_MAX, SEE_VALUE, captured_type, is_capture, pick_next, score_captures, score_moves, see_ge,
 )
 from engine.movegen import GEN_ALL, GEN_NOISY, generate_moves
-from engine.position import in_check, make_move, make_null_move, unmake_move, unmake_null_move
+from engine.position import gives_check, in_check, make_move, make_null_move, unmake_move, unmake_null_move
 from engine.tt import (
     BOUND_EXACT, BOUND_LOWER, BOUND_UPPER, MATE, MATE_IN_MAX_PLY, entry_bound, entry_depth, entry_eval,
     entry_move, entry_score, score_from_tt, score_to_tt, tt_probe, tt_store,
@@ -329,7 +329,8 @@ def search(pos, tab, tt, sd, psqt, alpha, beta, depth, ply):
     else:
         static_eval = tt_eval if tt_hit else evaluate(pos, psqt)
         sd.static_eval[ply] = static_eval
-        improving = ply >= 2 and static_eval > sd.static_eval[ply - 2]
+        # No evaluation two plies back (near the root): no evidence of getting worse.
+        improving = ply < 2 or static_eval > sd.static_eval[ply - 2]
     eval_estimate = static_eval
     if tt_hit and not checked and (
             (tt_bound == BOUND_LOWER and tt_score > static_eval) or (tt_bound == BOUND_UPPER and tt_score < static_eval)
@@ -402,19 +403,20 @@ def search(pos, tab, tt, sd, psqt, alpha, beta, depth, ply):
         capture = is_capture(pos, move)
         quiet = not capture and move_kind(move) != PROMOTION
 
-        # Step 12. Shallow-depth pruning, once a line that is not mated is in hand.
+        # Step 12. Shallow-depth pruning, once a line that is not mated is in hand.  Quiet
+        # checks are spared by late-move and futility pruning: a quiet check is how most
+        # mating attacks end, and the static evaluation cannot see a mate coming.
         if config[CFG_PRUNING] and not root and best > -MATE_IN_MAX_PLY:
             if quiet:
-                if skip_quiets:
-                    continue
-                if depth <= LMP_MAX_DEPTH and moves_searched >= (3 + depth * depth) // (1 if improving else 2):
+                if (skip_quiets
+                        or (depth <= LMP_MAX_DEPTH
+                            and moves_searched >= (3 + depth * depth) // (1 if improving else 2))
+                        or (depth <= FUTILITY_MAX_DEPTH and not checked
+                            and static_eval + FUTILITY_BASE + FUTILITY_MARGIN * depth <= alpha)):
                     skip_quiets = True
-                    continue
-                if (depth <= FUTILITY_MAX_DEPTH and not checked
-                        and static_eval + FUTILITY_BASE + FUTILITY_MARGIN * depth <= alpha):
-                    skip_quiets = True
-                    continue
-                if depth <= SEE_PRUNE_MAX_DEPTH and not see_ge(pos, tab, move, -SEE_QUIET_MARGIN * depth):
+                    if not gives_check(pos, tab, move):
+                        continue
+                elif depth <= SEE_PRUNE_MAX_DEPTH and not see_ge(pos, tab, move, -SEE_QUIET_MARGIN * depth):
                     continue
             elif depth <= SEE_PRUNE_MAX_DEPTH and not see_ge(pos, tab, move, -SEE_CAPTURE_MARGIN * depth):
                 continue
@@ -444,10 +446,10 @@ def search(pos, tab, tt, sd, psqt, alpha, beta, depth, ply):
             pick_next(sd.moves, sd.scores, ply, 0, count)  # the TT move back in front
 
         make_move(pos, tab, move)
-        gives_check = in_check(pos, tab)
+        move_checks = in_check(pos, tab)
 
         # Step 14. Check extension: never let a check disappear over the horizon.
-        if config[CFG_EXTENSIONS] and gives_check and extension == 0:
+        if config[CFG_EXTENSIONS] and move_checks and extension == 0:
             extension = 1
         new_depth = depth - 1 + extension
 
@@ -463,7 +465,7 @@ def search(pos, tab, tt, sd, psqt, alpha, beta, depth, ply):
                     reduction -= 1
                 if not improving:
                     reduction += 1
-                if gives_check:
+                if move_checks:
                     reduction -= 1
                 if quiet:
                     reduction -= sd.history[side, move & 4095] // LMR_HISTORY_DIVISOR

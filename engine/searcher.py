@@ -33,7 +33,7 @@ from engine.tt import MATE, MATE_IN_MAX_PLY, clear_table, hashfull, new_table
 ASPIRATION_MIN_DEPTH = 4     # full window below this depth
 ASPIRATION_DELTA = 20        # first half-width of the window, grown by half on each fail
 BOUND_REPORT_AFTER = 1.0     # seconds: report lowerbound/upperbound lines only in long searches
-WATCHDOG_PERIOD = 0.001      # seconds between the watchdog's clock checks
+WATCHDOG_PERIOD = 0.010      # longest sleep of the watchdog between clock checks
 SOFT_LIMIT_NEXT_DEPTH = 0.6  # do not start a new depth after this share of the soft limit
 MAX_SEARCH_DEPTH = MAX_PLY - 8
 
@@ -224,13 +224,24 @@ class Searcher:
         return [m for m in root_moves if m in keep] or root_moves
 
     def _watch(self) -> None:
-        """Raise the stop flag when the hard limit passes (pondering suspends the clock)."""
-        while not self._done.wait(WATCHDOG_PERIOD):
+        """Raise the stop flag when the hard limit passes (pondering suspends the clock).
+
+        The thread sleeps until the deadline, waking at most every ``WATCHDOG_PERIOD``
+        to notice a ponderhit: it never competes with the search for a core.
+        """
+        while True:
             with self._lock:
                 hard = self._hard
                 pondering = self._pondering
-            if hard is not None and not pondering and self.elapsed() >= hard:
-                self._request_stop()
+            if hard is not None and not pondering:
+                remaining = hard - self.elapsed()
+                if remaining <= 0:
+                    self._request_stop()
+                    return
+                timeout = min(remaining, WATCHDOG_PERIOD)
+            else:
+                timeout = WATCHDOG_PERIOD
+            if self._done.wait(timeout):
                 return
 
     def _iterate(self, board: Board, limits: Limits, root_moves: list[int],

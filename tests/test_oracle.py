@@ -230,3 +230,30 @@ def test_standard_castling_as_king_move_after_playout() -> None:
         assert ours.fen() == theirs.fen()
         assert ours.key() == chess.polyglot.zobrist_hash(theirs)
 
+
+
+def test_gives_check_matches_python_chess() -> None:
+    """``gives_check`` (decided without making the move) agrees with python-chess on every
+    legal move along seeded playouts from positions rich in checks, pins and discoveries."""
+    from engine.position import gives_check
+
+    rng = random.Random(2024)
+    starts = [chess.STARTING_FEN, KIWIPETE,
+              "r3k2r/Pppp1ppp/1b3nbN/nP6/BBP1P3/q4N2/Pp1P2PP/R2Q1RK1 w kq - 0 1",
+              "8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 1",
+              "rnbq1k1r/pp1Pbppp/2p5/8/2B5/8/PPP1NnPP/RNBQK2R w KQ - 1 8"]
+    compared = checks = 0
+    for fen in starts:
+        for _ in range(8):
+            theirs = chess.Board(fen)
+            for _ in range(60):
+                if theirs.is_game_over():
+                    break
+                ours = Board(theirs.fen())
+                for move in ours.legal_moves():
+                    expected = theirs.gives_check(chess.Move.from_uci(ours.move_to_uci(move)))
+                    assert bool(gives_check(ours.pos, ours.tab, move)) == expected, (theirs.fen(), move)
+                    compared += 1
+                    checks += expected
+                theirs.push(rng.choice(list(theirs.legal_moves)))
+    assert compared > 20000 and checks > 500

@@ -4,7 +4,9 @@
 
 Prints, for start position perft 6 and Kiwipete perft 5, our in-process nps (after
 compilation, best of ``--repeat``) beside stockfish's ``go perft`` nps measured in
-the same run, and their ratio.  Then the start-up figures: the seconds until a fresh
+the same run, and their ratio; then our ``bench`` (40 positions, fixed depth, one
+thread) against ``stockfish bench`` (its default: 16 MB hash, one thread, depth 13),
+each the ``Nodes/second`` of its own last line, best of ``--repeat``.  Then the start-up figures: the seconds until a fresh
 process has imported the engine and finished ``perft 1`` with a warm cache, and
 the ``uciok`` and ``readyok`` latencies of a fresh ``run_engine.py``.
 """
@@ -64,6 +66,21 @@ def stockfish_nps(binary: str, fen: str | None, depth: int, repeat: int) -> floa
     return best
 
 
+def bench_nps(command: list[str], repeat: int) -> float:
+    """Best nodes per second a ``bench`` command reports (Numbat: ``N nodes M nps``;
+    stockfish: ``Nodes/second : M`` on stderr)."""
+    best = 0.0
+    for _ in range(repeat):
+        proc = subprocess.run(command, cwd=REPO, capture_output=True, text=True, check=True)
+        for line in (proc.stdout + proc.stderr).splitlines():
+            words = line.split()
+            if line.startswith("Nodes/second"):
+                best = max(best, float(words[-1]))
+            elif len(words) == 4 and words[1] == "nodes" and words[3] == "nps":
+                best = max(best, float(words[2]))
+    return best
+
+
 def startup_times() -> dict[str, float]:
     """Warm-cache start-up: import + perft 1, and uciok / readyok latencies."""
     code = "from engine.board import Board; from engine.perft import perft; perft(Board(), 1)"
@@ -105,6 +122,9 @@ def main() -> int:
         ours = our_nps(fen, depth, expected, args.repeat)
         theirs = stockfish_nps(args.stockfish, fen, depth, args.repeat) if have_sf else float("nan")
         print(f"{name:10} {depth:5} {ours / 1e6:12.1f} {theirs / 1e6:15.1f} {ours / theirs:6.2f}")
+    ours = bench_nps([sys.executable, str(REPO / "run_engine.py"), "bench"], args.repeat)
+    theirs = bench_nps([args.stockfish, "bench"], args.repeat) if have_sf else float("nan")
+    print(f"{'bench':10} {'':5} {ours / 1e6:12.2f} {theirs / 1e6:15.2f} {ours / theirs:6.2f}")
     for label, seconds in startup_times().items():
         print(f"{label}: {seconds:.2f} s")
     return 0

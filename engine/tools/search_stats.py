@@ -1,0 +1,59 @@
+"""Search shape on the bench positions: effective branching factor and first-move cutoffs.
+
+    python -m engine.tools.search_stats [--depth 14] [--from-depth 12]
+
+Each bench position is searched to ``--depth`` with a fresh table.  The effective
+branching factor of an iteration is the nodes it took divided by the nodes of the
+iteration before; the report gives, per depth from ``--from-depth`` on, the
+geometric mean over the positions, and over all of those depths together.  The
+first-move cutoff rate is the share of beta cutoffs made by the first move searched
+(summed over every node of every search): the measure of move ordering quality.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+
+from tqdm import tqdm
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--depth", type=int, default=14, help="search depth per position (default 14)")
+    parser.add_argument("--from-depth", type=int, default=12, help="first depth whose EBF is reported")
+    args = parser.parse_args()
+
+    from engine.bench import BENCH_POSITIONS
+    from engine.board import Board
+    from engine.searcher import Searcher
+    from engine.timeman import Limits
+
+    searcher = Searcher(hash_mb=16)
+    log_ratios: dict[int, list[float]] = {d: [] for d in range(args.from_depth, args.depth + 1)}
+    fail_high = fail_high_first = 0
+    for fen in tqdm(BENCH_POSITIONS, desc="bench positions", unit="pos"):
+        searcher.new_game()
+        searcher.think(Board(fen), Limits(depth=args.depth), lambda line: None)
+        nodes = searcher.stats.iteration_nodes
+        for depth in log_ratios:
+            if depth <= len(nodes) and nodes[depth - 2] > 0 and nodes[depth - 1] > 0:
+                log_ratios[depth].append(math.log(nodes[depth - 1] / nodes[depth - 2]))
+        fail_high += searcher.stats.fail_high
+        fail_high_first += searcher.stats.fail_high_first
+
+    print(f"{'depth':>5} {'positions':>9} {'EBF (geometric mean)':>21}")
+    pooled: list[float] = []
+    for depth, logs in log_ratios.items():
+        pooled += logs
+        ebf = math.exp(sum(logs) / len(logs)) if logs else float("nan")
+        print(f"{depth:5} {len(logs):9} {ebf:21.2f}")
+    overall = math.exp(sum(pooled) / len(pooled)) if pooled else float("nan")
+    print(f"effective branching factor, depths {args.from_depth}-{args.depth}: {overall:.2f}")
+    print(f"first-move cutoffs: {100 * fail_high_first / max(fail_high, 1):.1f}% of {fail_high} beta cutoffs")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
