@@ -1188,7 +1188,7 @@ def load_tablebases(paths: str | os.PathLike | list) -> tuple[SyzygyTables, int,
             try:
                 data = _map_file(path)
                 table = _ParsedTable(path, data)
-            except (OSError, TablebaseError) as error:
+            except (OSError, ValueError, IndexError, OverflowError) as error:  # TablebaseError is a ValueError
                 messages.append(f"syzygy: skipped {path}: {error}")
                 continue
             material = (table.white, table.black)
