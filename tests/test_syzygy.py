@@ -15,10 +15,14 @@ from pathlib import Path
 
 import chess
 import chess.syzygy
+import numpy as np
 import pytest
 
 from conftest import DATA, REPO
 from engine.board import Board
+from engine.jit import hot_njit
+from engine.movegen import GEN_ALL, generate_moves
+from engine.position import make_move, unmake_move
 from engine.syzygy import (
     TB_FAIL, empty_tablebases, load_tablebases, make_scratch, probe_table, probe_wdl, probe_wdl_board,
 )
@@ -45,6 +49,17 @@ def _ours(tb, board: chess.Board, scratch) -> tuple[int, int]:
     full = int(probe_wdl(tb, engine_board.pos, engine_board.tab, scratch))
     assert engine_board.fen() == Board(board.fen()).fen(), "probe must leave the position unchanged"
     return raw, full
+
+
+@hot_njit
+def _children_wdl(tb, pos, tab, scratch, moves, out):
+    """A search-like caller: WDL of every child, probed between make and unmake."""
+    end = generate_moves(pos, tab, moves, 0, GEN_ALL)
+    for i in range(end):
+        make_move(pos, tab, moves[i])
+        out[i] = probe_wdl(tb, pos, tab, scratch)
+        unmake_move(pos, tab)
+    return end
 
 
 def test_loads_every_regular_table(tables):
@@ -120,6 +135,29 @@ def test_five_piece_positions_resolved_by_captures(tables):
             assert full == expected, board.fen()
             known += 1
     assert known >= 50 and unknown >= 50
+
+
+def test_probe_from_inside_a_search_kernel(tables):
+    tb, _, _, reference = tables
+    scratch = make_scratch()
+    moves = np.zeros(256, dtype=np.int32)
+    out = np.zeros(256, dtype=np.int64)
+    compared = 0
+    for board in random_positions(["KRvKP", "KQvKR", "KPvKP", "KBNvK"], per_table=6, seed=3, ep_per_table=2):
+        engine_board = Board(board.fen())
+        count = _children_wdl(tb, engine_board.pos, engine_board.tab, scratch, moves, out)
+        assert count == board.legal_moves.count()
+        for i in range(count):
+            child = board.copy()
+            child.push_uci(engine_board.move_to_uci(int(moves[i])))
+            try:
+                expected = reference.probe_wdl(child)
+            except KeyError:  # only KvK-free tables exist; every child here is covered
+                expected = TB_FAIL
+            assert out[i] == expected, child.fen()
+            compared += 1
+        assert engine_board.fen() == board.fen()
+    assert compared >= 200
 
 
 def test_special_cases(tables):
