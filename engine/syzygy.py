@@ -40,7 +40,8 @@ passant is ignored by the tables themselves.
     ...         every sub-table's block index, then every sub-table's block
                 size list, then every sub-table's compressed blocks (each
                 sub-table's blocks start on a 64-byte boundary)
-    last 16     a checksum; total size is always 16 modulo 64
+    last 16     trailing bytes the prober never reads (a checksum); every file is
+                16 bytes longer than a multiple of 64
 
 *Turning a position into an index.*  Symmetry first: without pawns the board can
 be mirrored left-right, top-bottom and along the a1-h8 diagonal, so the first
@@ -74,12 +75,38 @@ value at index ``i``:
 3. The symbol found is descended through its pair tree (3 bytes per symbol: two
    12-bit children; 0xFFF as right child marks a leaf whose first byte is the
    value) until a leaf remains.  ``symlen[s]`` (run length - 1) is precomputed at
-   load time.  A sub-table whose header has bit 7 set holds a single value.
+   load time.
+
+A compression header: byte 0 flags; with bit 7 set the whole sub-table is the
+single value in byte 1 and the header ends there.  Otherwise byte 1 is log2 of the
+block size, byte 2 ``idxbits``, byte 3 extra entries of the size list, bytes 4-7
+the number of blocks, byte 8 the longest and byte 9 the shortest code length, then
+one uint16 per code length (shortest first: the first symbol number of that
+length), a uint16 symbol count, the 3-byte tree records, and a pad to even length.
 
 *Captures and en passant.*  ``probe_wdl`` follows python-chess's ``probe_wdl``:
 the value of a position is the best of its table value and of every capture
 (resolved by a small alpha-beta over captures only); then legal en-passant
 captures, which the tables know nothing about, are tried at the root.
+
+Using it
+========
+Python side, once (e.g. when the SyzygyPath option changes)::
+
+    tb, max_pieces, messages = load_tablebases("/tb/3-4-5:/tb/6")
+    scratch = make_scratch()          # one per searching thread
+
+Kernel side, ``tb`` and ``scratch`` travel as arguments (never as globals)::
+
+    if popcount(occupied) <= max_pieces and pos.state[ST_CASTLING] == 0:
+        wdl = probe_wdl(tb, pos, tab, scratch)    # makes/unmakes captures, restores pos
+        if wdl != TB_FAIL:
+            ...                                    # -2..2 for the side to move
+
+``probe_wdl`` needs ``MAX_LEVELS`` free plies above ``pos.state[ST_PLY]`` in the
+history stack (it answers TB_FAIL otherwise).  Mappings stay alive for the life of
+the process (``_MAPPED``), so a ``SyzygyTables`` is never left pointing at freed
+memory.
 
 Memory and array layout
 =======================
@@ -892,7 +919,8 @@ def _layout(name: str, codes: list[int], lead_span: int, lead_size: int, order: 
     total_groups = len(plain) + len(named)
     for place in range(total_groups):
         sequence.append(named[place] if place in named else next(plain_iter, None))
-    if None in sequence or len(named) != (2 if other is not None else 1) or any(place >= total_groups for place in named):
+    expected_named = 2 if other is not None else 1
+    if None in sequence or len(named) != expected_named or any(place >= total_groups for place in named):
         raise TablebaseError(f"{name}: corrupt piece-order field")
     weight = 1
     for start, span in sequence:
@@ -1172,7 +1200,8 @@ def load_tablebases(paths: str | os.PathLike | list) -> tuple[SyzygyTables, int,
     why.  The first file found for a material balance wins.
     """
     if isinstance(paths, (str, os.PathLike)):
-        parts = [p for p in re.split(r"[:;]", os.fspath(paths)) if p.strip()] if os.fspath(paths) else []
+        separators = r"[;]" if os.name == "nt" else r"[:;]"  # keep Windows drive letters whole
+        parts = [p for p in re.split(separators, os.fspath(paths)) if p.strip()]
     else:
         parts = [os.fspath(p) for p in paths]
     messages: list[str] = []
