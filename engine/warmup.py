@@ -59,4 +59,12 @@ def warm_up() -> float:
     searcher.think(board, Limits(depth=3), lambda line: None)
     searcher.new_game()
     minimax(board.pos, board.tab, searcher.psqt, np.zeros((8, 256), dtype=np.int32), np.zeros(1, dtype=np.int64), 1, 0)
+
+    # Syzygy probing: empty tables have the same array types as loaded ones.
+    from engine.syzygy import empty_tablebases, make_scratch, probe_table, probe_wdl
+
+    tablebases = empty_tablebases()
+    endgame = Board("8/8/8/3k4/8/8/3P4/4K3 w - - 0 1")
+    probe_wdl(tablebases, endgame.pos, endgame.tab, make_scratch())
+    probe_table(tablebases, endgame.pos, make_scratch())
     return time.perf_counter() - start
