@@ -32,7 +32,7 @@ The per-thread working arrays travel in the ``SearchData`` namedtuple:
     counters           int64[8]                        C_* statistics (nodes, seldepth, ...)
     control            int64[4]                        K_* shared control: stop flag, node limit
     reductions         int32[64, 64]                   late-move reduction by depth and move number
-    config             int32[8]                        CFG_* switches (all on in play)
+    config             int32[12]                       CFG_* switches (all on in play) and Syzygy settings
 
 ``config`` lets the tests switch pruning off to check the textbook claim that
 alpha-beta returns the minimax value.
@@ -46,7 +46,7 @@ from collections import namedtuple
 import numpy as np
 
 from engine.defs import (
-    BISHOP, H_MOVE, KING, KNIGHT, MAX_MOVES, MAX_PLY, PAWN, QUEEN, ROOK, ST_HALFMOVE, ST_PLY,
+    BISHOP, H_MOVE, KING, KNIGHT, MAX_MOVES, MAX_PLY, PAWN, QUEEN, ROOK, ST_CASTLING, ST_HALFMOVE, ST_PLY,
     ST_SIDE, U64_ZERO,
 )
 from engine.evaluate import evaluate
@@ -56,9 +56,10 @@ from engine.moveorder import (
     HISTORY_MAX, SEE_VALUE, captured_type, is_capture, pick_next, score_captures, score_moves, see_ge,
 )
 from engine.movegen import GEN_ALL, GEN_NOISY, generate_moves
+from engine.syzygy import TB_FAIL, probe_wdl
 from engine.position import gives_check, in_check, make_move, make_null_move, unmake_move, unmake_null_move
 from engine.tt import (
-    BOUND_EXACT, BOUND_LOWER, BOUND_UPPER, MATE, MATE_IN_MAX_PLY, entry_bound, entry_depth, entry_eval,
+    BOUND_EXACT, BOUND_LOWER, BOUND_UPPER, MATE, MATE_IN_MAX_PLY, TB_WIN, entry_bound, entry_depth, entry_eval,
     entry_move, entry_score, score_from_tt, score_to_tt, tt_probe, tt_store,
 )
 
@@ -92,6 +93,8 @@ DELTA_MARGIN = 200           # quiescence delta pruning
 SINGULAR_MIN_DEPTH = 8       # singular extension: TT move searched alone ...
 SINGULAR_MARGIN = 2          # ... against beta = tt score - margin * depth
 HISTORY_BONUS_MAX = 1600     # history bonus = min(depth^2 * 16, max)
+TB_DEPTH_BONUS = 6           # a tablebase result is stored as if searched this much deeper
+TB_PLY_MARGIN = 12           # probes make captures internally: keep clear of the stack's end
 
 # Layout of SearchData.counters
 C_NODES, C_SELDEPTH, C_TBHITS, C_FAIL_HIGH, C_FAIL_HIGH_FIRST, C_NMP_GUARD = 0, 1, 2, 3, 4, 5
@@ -102,7 +105,8 @@ ROOT_COUNT, ROOT_PV_START = 0, 1
 # Layout of SearchData.config
 CFG_TT_CUTOFFS, CFG_NULL_MOVE, CFG_PRUNING, CFG_REDUCTIONS, CFG_QUIESCENCE, CFG_EXTENSIONS = 0, 1, 2, 3, 4, 5
 CFG_MATE_DISTANCE = 6
-CONFIG_SIZE = 8
+CFG_TB_PIECES, CFG_TB_DEPTH, CFG_TB_RULE50 = 7, 8, 9  # Syzygy: piece limit (0 = off), probe depth, 50-move rule
+CONFIG_SIZE = 12
 
 SearchData = namedtuple(
     "SearchData",
@@ -142,8 +146,15 @@ def new_search_data(control: np.ndarray | None = None) -> SearchData:
         counters=np.zeros(8, dtype=np.int64),
         control=control,
         reductions=reduction_table(),
-        config=np.ones(CONFIG_SIZE, dtype=np.int32),
+        config=_default_config(),
     )
+
+
+def _default_config() -> np.ndarray:
+    """Every search feature on, tablebase probing off until tables are loaded."""
+    config = np.ones(CONFIG_SIZE, dtype=np.int32)
+    config[CFG_TB_PIECES] = 0
+    return config
 
 
 @hot_njit
@@ -208,7 +219,7 @@ def update_quiet_history(sd, side, move, bonus):
 
 
 @hot_njit
-def search(pos, tab, tt, sd, psqt, alpha, beta, depth, ply):
+def search(pos, tab, tt, sd, psqt, tb, scratch, alpha, beta, depth, ply):
     """Score of the position searched ``depth`` plies deep within (alpha, beta); root at ply 0."""
     config = sd.config
     counters = sd.counters
@@ -268,6 +279,37 @@ def search(pos, tab, tt, sd, psqt, alpha, beta, depth, ply):
                  or tt_bound == BOUND_EXACT)):
         return tt_score
 
+    # Step 4b. Endgame tablebases: right after a capture or pawn move (only those change
+    # the material, so only then can a probe newly succeed) the table knows the result.
+    tb_pieces = config[CFG_TB_PIECES]
+    tb_floor = -INFINITE    # in PV nodes the table's bound limits the searched score
+    tb_ceiling = INFINITE
+    if (tb_pieces > 0 and not root and depth > 0 and excluded == 0 and pos.state[ST_HALFMOVE] == 0
+            and pos.state[ST_CASTLING] == 0 and ply < MAX_PLY - TB_PLY_MARGIN):
+        pieces = popcount(pos.colors[0] | pos.colors[1])
+        if pieces < tb_pieces or (pieces == tb_pieces and depth >= config[CFG_TB_DEPTH]):
+            wdl = probe_wdl(tb, pos, tab, scratch)
+            if wdl != TB_FAIL:
+                counters[C_TBHITS] += 1
+                draw_band = 1 if config[CFG_TB_RULE50] else 0  # cursed wins / blessed losses
+                if wdl > draw_band:
+                    tb_value, tb_bound = TB_WIN - ply, BOUND_LOWER
+                elif wdl < -draw_band:
+                    tb_value, tb_bound = -TB_WIN + ply, BOUND_UPPER
+                else:
+                    tb_value, tb_bound = DRAW, BOUND_EXACT
+                if (tb_bound == BOUND_EXACT or (tb_bound == BOUND_LOWER and tb_value >= beta)
+                        or (tb_bound == BOUND_UPPER and tb_value <= alpha)):
+                    tt_store(tt, key, 0, score_to_tt(tb_value, ply), 0,
+                             min(depth + TB_DEPTH_BONUS, MAX_PLY - 1), tb_bound)
+                    return tb_value
+                if pv_node:  # search on for a PV, but within what the table proves
+                    if tb_bound == BOUND_LOWER:
+                        tb_floor = tb_value
+                        alpha = max(alpha, tb_value)
+                    else:
+                        tb_ceiling = tb_value
+
     # Step 5. Quiescence search at the horizon: only captures (every evasion in check).
     if depth <= 0:
         if not config[CFG_QUIESCENCE]:
@@ -304,7 +346,7 @@ def search(pos, tab, tt, sd, psqt, alpha, beta, depth, ply):
             make_move(pos, tab, move)
             # depth (<= 0) is passed on, not a literal 0: a literal argument would type a
             # second overload of this recursive kernel, which numba's cache cannot reload.
-            score = -search(pos, tab, tt, sd, psqt, -beta, -alpha, depth, ply + 1)
+            score = -search(pos, tab, tt, sd, psqt, tb, scratch, -beta, -alpha, depth, ply + 1)
             unmake_move(pos, tab)
             if sd.control[K_STOP] != 0:
                 return 0
@@ -350,7 +392,7 @@ def search(pos, tab, tt, sd, psqt, alpha, beta, depth, ply):
             and ply >= counters[C_NMP_GUARD] and has_non_pawn_material(pos, side)):
         r = NMP_BASE_REDUCTION + depth // NMP_DEPTH_DIVISOR + min((eval_estimate - beta) // NMP_EVAL_DIVISOR, 3)
         make_null_move(pos, tab)
-        score = -search(pos, tab, tt, sd, psqt, -beta, -beta + 1, depth - 1 - r, ply + 1)
+        score = -search(pos, tab, tt, sd, psqt, tb, scratch, -beta, -beta + 1, depth - 1 - r, ply + 1)
         unmake_null_move(pos, tab)
         if sd.control[K_STOP] != 0:
             return 0
@@ -361,7 +403,7 @@ def search(pos, tab, tt, sd, psqt, alpha, beta, depth, ply):
                 return score
             # Verification search (zugzwang guard): the same node without null moves near here.
             counters[C_NMP_GUARD] = ply + 3 * (depth - r) // 4
-            verified = search(pos, tab, tt, sd, psqt, beta - 1, beta, depth - r, ply)
+            verified = search(pos, tab, tt, sd, psqt, tb, scratch, beta - 1, beta, depth - r, ply)
             counters[C_NMP_GUARD] = 0
             if verified >= beta:
                 return score
@@ -427,7 +469,7 @@ def search(pos, tab, tt, sd, psqt, alpha, beta, depth, ply):
                 and tt_depth >= depth - 3 and tt_bound != BOUND_UPPER and abs(tt_score) < MATE_IN_MAX_PLY):
             singular_beta = tt_score - SINGULAR_MARGIN * depth
             sd.excluded[ply] = move
-            score = search(pos, tab, tt, sd, psqt, singular_beta - 1, singular_beta, (depth - 1) // 2, ply)
+            score = search(pos, tab, tt, sd, psqt, tb, scratch, singular_beta - 1, singular_beta, (depth - 1) // 2, ply)
             sd.excluded[ply] = 0
             if sd.control[K_STOP] != 0:
                 return 0
@@ -455,7 +497,7 @@ def search(pos, tab, tt, sd, psqt, alpha, beta, depth, ply):
 
         # Step 15. Principal variation search with late-move reductions.
         if moves_searched == 0:
-            score = -search(pos, tab, tt, sd, psqt, -beta, -alpha, new_depth, ply + 1)
+            score = -search(pos, tab, tt, sd, psqt, tb, scratch, -beta, -alpha, new_depth, ply + 1)
         else:
             reduction = 0
             if (config[CFG_REDUCTIONS] and depth >= LMR_MIN_DEPTH and moves_searched >= LMR_MIN_MOVES
@@ -473,11 +515,11 @@ def search(pos, tab, tt, sd, psqt, alpha, beta, depth, ply):
                     reduction = 0
                 if reduction > new_depth - 1:
                     reduction = max(new_depth - 1, 0)
-            score = -search(pos, tab, tt, sd, psqt, -alpha - 1, -alpha, new_depth - reduction, ply + 1)
+            score = -search(pos, tab, tt, sd, psqt, tb, scratch, -alpha - 1, -alpha, new_depth - reduction, ply + 1)
             if score > alpha and reduction > 0:
-                score = -search(pos, tab, tt, sd, psqt, -alpha - 1, -alpha, new_depth, ply + 1)
+                score = -search(pos, tab, tt, sd, psqt, tb, scratch, -alpha - 1, -alpha, new_depth, ply + 1)
             if score > alpha and score < beta:
-                score = -search(pos, tab, tt, sd, psqt, -beta, -alpha, new_depth, ply + 1)
+                score = -search(pos, tab, tt, sd, psqt, tb, scratch, -beta, -alpha, new_depth, ply + 1)
         unmake_move(pos, tab)
         if sd.control[K_STOP] != 0:
             return 0
@@ -514,6 +556,9 @@ def search(pos, tab, tt, sd, psqt, alpha, beta, depth, ply):
         if root:
             return -MATE if checked else DRAW
 
+    if pv_node:
+        best = min(max(best, tb_floor), tb_ceiling)
+
     # Step 18. Learn from a cutoff: killers, countermove and history for quiet moves.
     if best >= beta and best_move != 0 and not is_capture(pos, best_move) and move_kind(best_move) != PROMOTION:
         if sd.killers[ply, 0] != best_move:
@@ -534,6 +579,8 @@ def search(pos, tab, tt, sd, psqt, alpha, beta, depth, ply):
             bound = BOUND_LOWER
         elif best > original_alpha:
             bound = BOUND_EXACT
+        elif best == tb_floor:
+            bound = BOUND_LOWER  # the table's win, which no searched line improved on
         else:
             bound = BOUND_UPPER
         stored_eval = static_eval if not checked else 0

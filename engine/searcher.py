@@ -24,9 +24,10 @@ from engine.board import Board
 from engine.defs import MAX_PLY, ST_PLY
 from engine.evaluate import default_psqt
 from engine.search import (
-    C_FAIL_HIGH, C_FAIL_HIGH_FIRST, C_NODES, C_SELDEPTH, C_TBHITS, INFINITE, K_NODE_LIMIT, K_STOP,
+    CFG_TB_DEPTH, CFG_TB_PIECES, CFG_TB_RULE50, C_FAIL_HIGH, C_FAIL_HIGH_FIRST, C_NODES, C_SELDEPTH, C_TBHITS, INFINITE, K_NODE_LIMIT, K_STOP,
     ROOT_COUNT, ROOT_PV_START, age_history, clear_heuristics, new_search_data, search, tt_move_of,
 )
+from engine.syzygy import empty_tablebases, make_scratch
 from engine.timeman import Limits, allocate
 from engine.tt import MATE, MATE_IN_MAX_PLY, clear_table, hashfull, new_table
 
@@ -108,6 +109,9 @@ class Searcher:
         self._stop_requested = False
         self._completed_depth = 0
         self.tablebase = None        # engine.tablebase.RootTablebase when SyzygyPath is set
+        self.tb_tables = empty_tablebases()  # our numba WDL prober's tables (probes inside the search)
+        self.tb_max_pieces = 0
+        self.tb_scratch = make_scratch()
         self.tb_probe_limit = 7      # SyzygyProbeLimit
         self.tb_rule50 = True        # Syzygy50MoveRule
         self.tb_probe_depth = 1      # SyzygyProbeDepth (probes inside the search)
@@ -252,6 +256,10 @@ class Searcher:
         sd.root_moves[:count] = root_moves
         sd.root_info[ROOT_COUNT] = count
         sd.counters[:] = 0
+        sd.config[CFG_TB_PIECES] = min(self.tb_max_pieces, self.tb_probe_limit)
+        sd.config[CFG_TB_DEPTH] = self.tb_probe_depth
+        sd.config[CFG_TB_RULE50] = int(self.tb_rule50)
+        tb, scratch = self.tb_tables, self.tb_scratch
         tt.generation[0] += 1
         age_history(sd)
         pos, tab, psqt = board.pos, board.tab, self.psqt
@@ -274,7 +282,7 @@ class Searcher:
                     alpha, beta = -INFINITE, INFINITE
                 while True:
                     sd.root_scores[pv_index:count] = -INFINITE
-                    score = int(search(pos, tab, tt, sd, psqt, alpha, beta, depth, 0))
+                    score = int(search(pos, tab, tt, sd, psqt, tb, scratch, alpha, beta, depth, 0))
                     if self.control[K_STOP]:
                         break
                     self._sort_root(pv_index, count)

@@ -28,7 +28,7 @@ from pathlib import Path
 import chess
 import chess.syzygy
 
-TB_WIN_SCORE = 20000  # centipawns reported for a tablebase win (below every mate score)
+from engine.tt import TB_WIN as TB_WIN_SCORE  # reported for a tablebase win (below every mate score)
 
 
 @dataclass

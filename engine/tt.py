@@ -37,6 +37,7 @@ AGE_WEIGHT = 8
 
 MATE = 32000
 MATE_IN_MAX_PLY = MATE - 256  # scores beyond this are mates (or tablebase wins)
+TB_WIN = 20000  # a tablebase win, minus the ply it was found at: below every mate score
 
 TransTable = namedtuple("TransTable", ["keys", "data", "generation"])
 

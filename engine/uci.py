@@ -172,6 +172,8 @@ class UciEngine:
         self._book_loaded = False
         self._book_rng = random.Random()
         self._tablebase = None  # engine.tablebase.RootTablebase when SyzygyPath is set
+        self._tb_tables = None  # engine.syzygy.SyzygyTables for probes inside the search
+        self._tb_max_pieces = 0
         self.commands: dict[str, Callable[[list[str]], None]] = {
             "uci": self.cmd_uci,
             "isready": self.cmd_isready,
@@ -296,26 +298,33 @@ class UciEngine:
 
     def load_tablebases(self) -> None:
         """Open the SyzygyPath folders; problems and the result go out as info strings."""
+        from engine.syzygy import empty_tablebases, load_tablebases
         from engine.tablebase import RootTablebase
 
         if self._tablebase is not None:
             self._tablebase.close()
             self._tablebase = None
         path = str(self.options["syzygypath"].value)
+        self._tb_tables, self._tb_max_pieces = empty_tablebases(), 0
         if path.strip() in ("", "<empty>"):
             self.out.info("Syzygy tablebases off")
         else:
             tablebase = RootTablebase(path)
-            for message in tablebase.messages:
+            tables, max_pieces, messages = load_tablebases(path)
+            for message in dict.fromkeys(tablebase.messages + messages):
                 self.out.info(message)
-            self.out.info(f"found {tablebase.table_count} Syzygy WDL tables (up to {tablebase.max_pieces} pieces)")
+            count = int(tables.file_size.shape[0])
+            self.out.info(f"found {count} Syzygy WDL tables (up to {max_pieces} pieces)")
             self._tablebase = tablebase if tablebase.table_count else None
+            self._tb_tables, self._tb_max_pieces = tables, max_pieces
         if self._searcher is not None:
             self._configure_tablebases(self._searcher)
 
     def _configure_tablebases(self, searcher) -> None:
         """Hand the tables and the Syzygy options to the searcher."""
         searcher.tablebase = self._tablebase
+        if self._tb_tables is not None:
+            searcher.tb_tables, searcher.tb_max_pieces = self._tb_tables, self._tb_max_pieces
         searcher.tb_probe_limit = int(self.options["syzygyprobelimit"].value)
         searcher.tb_probe_depth = int(self.options["syzygyprobedepth"].value)
         searcher.tb_rule50 = bool(self.options["syzygy50moverule"].value)

@@ -13,6 +13,7 @@ import pytest
 
 from engine.bench import BENCH_POSITIONS
 from engine.board import Board
+from engine.syzygy import empty_tablebases, make_scratch
 from engine.evaluate import default_psqt
 from engine.minimax import minimax
 from engine.search import (
@@ -37,7 +38,8 @@ def alpha_beta_root(board: Board, depth: int) -> tuple[int, int]:
     sd.root_moves[: len(moves)] = moves
     sd.root_info[ROOT_COUNT] = len(moves)
     sd.root_info[ROOT_PV_START] = 0
-    score = search(board.pos, board.tab, new_table(1), sd, default_psqt(), -INFINITE, INFINITE, depth, 0)
+    score = search(board.pos, board.tab, new_table(1), sd, default_psqt(), empty_tablebases(), make_scratch(),
+                   -INFINITE, INFINITE, depth, 0)
     return int(score), int(sd.counters[C_NODES])
 
 

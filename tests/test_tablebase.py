@@ -151,3 +151,23 @@ def test_corrupt_and_missing_tables_leave_the_engine_playing(tmp_path: Path) -> 
     assert len(bestmoves) == 2 and "readyok" in out
     assert chess.Move.from_uci(bestmoves[0]) in chess.Board("8/8/8/4k3/8/8/8/KQ6 w - - 0 1").legal_moves
     assert chess.Move.from_uci(bestmoves[1]) in chess.Board("8/8/8/4k3/8/8/8/KR6 w - - 0 1").legal_moves
+
+
+def test_probes_inside_the_search_find_the_win(searcher: Searcher) -> None:
+    """A 5-piece root is beyond the 4-piece tables; the numba prober answers after the capture."""
+    from engine.syzygy import load_tablebases
+
+    tables, max_pieces, messages = load_tablebases(str(TABLES))
+    assert max_pieces == 4 and not messages
+    searcher.tb_tables, searcher.tb_max_pieces = tables, max_pieces
+    try:
+        lines: list[str] = []
+        fen = "3r3k/8/8/8/8/8/1P6/3QK3 w - - 0 1"  # KQPvKR: the queen wins the rook at once
+        best, _ = searcher.think(Board(fen), Limits(depth=6), lines.append)
+        assert Board(fen).move_to_uci(best) == "d1d8"
+        last = [line for line in lines if " pv " in line][-1]
+        assert int(last.split(" tbhits ")[1].split()[0]) > 0
+        score = last.split(" score ")[1].split()
+        assert score[0] == "mate" or int(score[1]) >= TB_WIN_SCORE - 10
+    finally:
+        searcher.tb_tables, searcher.tb_max_pieces = searcher.tb_tables, 0
