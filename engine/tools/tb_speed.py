@@ -10,7 +10,10 @@ checks that both probers agree on every one, then times:
 * our ``engine.syzygy.probe_wdl`` inside one numba loop, as the search calls it
   (each position is first written into a ``Position``; that set-up is timed
   separately and subtracted);
-* our ``probe_wdl_board`` from Python (per-call dispatch overhead included).
+* our ``probe_wdl_board`` from Python (per-call dispatch overhead included);
+* the search itself: seeded random 5- to 8-piece endgames (``SEARCH_MATERIALS``)
+  searched to ``--search-depth`` with probing off and then on, fresh hash each
+  time; the nodes per second of both runs and their ratio.
 
 The random-position helpers are shared with ``tests/test_syzygy.py``.
 """
@@ -36,6 +39,8 @@ DEFAULT_PATH = Path(__file__).resolve().parents[2].parent / "shared" / "data" / 
 LETTER_TYPES = {"P": chess.PAWN, "N": chess.KNIGHT, "B": chess.BISHOP, "R": chess.ROOK, "Q": chess.QUEEN,
                 "K": chess.KING}
 PAWN_SQUARES = [sq for sq in chess.SQUARES if 1 <= chess.square_rank(sq) <= 6]
+SEARCH_MATERIALS = ["KRPvKR", "KQvKRP", "KBPvKN", "KRPPvKR", "KRNvKRP", "KQPvKQ", "KRBPvKRP", "KRPPvKRP",
+                    "KNPPvKBP", "KQRvKQR"]
 
 
 def table_names(directory: str | Path) -> list[str]:
@@ -181,6 +186,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--path", default=str(DEFAULT_PATH), help="Syzygy directory (default: shared data)")
     parser.add_argument("--positions", type=int, default=100, help="random positions per table")
     parser.add_argument("--seed", type=int, default=2024)
+    parser.add_argument("--search-positions", type=int, default=30, help="endgames for the search nps test")
+    parser.add_argument("--search-depth", type=int, default=10, help="search depth for the search nps test")
     args = parser.parse_args(argv)
 
     from engine.board import Board
@@ -243,7 +250,42 @@ def main(argv: list[str] | None = None) -> int:
     print(f"numbat probe_wdl_board (Py) : {call_rate:12,.0f} probes/s")
     print(f"speed ratio (njit loop / python-chess): {kernel_rate / pc_rate:.1f}x")
     print(f"speed ratio (Python call / python-chess): {call_rate / pc_rate:.1f}x")
+    search_nps(args.path, args.search_positions, args.search_depth, args.seed)
     return 0 if mismatches == 0 else 2
+
+
+def search_nps(path: str, count: int, depth: int, seed: int) -> None:
+    """Print search nps on random 5-8 piece endgames with in-search probing off and on."""
+    from engine.board import Board
+    from engine.searcher import Searcher
+    from engine.syzygy import load_tablebases
+    from engine.timeman import Limits
+
+    rng = random.Random(seed)
+    fens: list[str] = []
+    while len(fens) < count:
+        board = random_position(rng, rng.choice(SEARCH_MATERIALS), flipped=rng.random() < 0.5,
+                                turn=rng.choice([chess.WHITE, chess.BLACK]))
+        if board is not None and not board.is_check() and not board.is_game_over():
+            fens.append(board.fen())
+    tables, max_pieces, _ = load_tablebases(path)
+    searcher = Searcher(hash_mb=16)
+    rates = {}
+    for label, pieces in (("probing off", 0), ("probing on", max_pieces)):
+        searcher.tb_tables, searcher.tb_max_pieces = tables, pieces
+        nodes = hits = 0
+        elapsed = 0.0
+        for fen in fens:
+            searcher.new_game()
+            start = time.perf_counter()
+            searcher.think(Board(fen), Limits(depth=depth), lambda line: None)
+            elapsed += time.perf_counter() - start
+            nodes += int(searcher.sd.counters[0])
+            hits += int(searcher.sd.counters[2])
+        rates[label] = nodes / elapsed
+        print(f"search, {len(fens)} endgames of 5-8 pieces at depth {depth}, {label}: "
+              f"{nodes:,} nodes, {hits:,} tbhits, {rates[label]:,.0f} nps")
+    print(f"search nps ratio (probing on / off): {rates['probing on'] / rates['probing off']:.2f}")
 
 
 if __name__ == "__main__":
