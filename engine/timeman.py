@@ -50,8 +50,8 @@ class Limits:
 def allocate(limits: Limits, side: int, overhead: float) -> tuple[float | None, float | None]:
     """(soft, hard) seconds for the side to move (0 white, 1 black); None for no limit."""
     if limits.movetime is not None:
-        budget = max(MIN_THINK, limits.movetime - overhead)
-        return budget, budget
+        # "Search exactly this long": no soft limit, so no early stop between depths.
+        return None, max(MIN_THINK, limits.movetime - overhead)
     clock = limits.wtime if side == 0 else limits.btime
     if clock is None:
         return None, None
