@@ -219,7 +219,7 @@ def update_quiet_history(sd, side, move, bonus):
 
 
 @hot_njit
-def search(pos, tab, tt, sd, psqt, tb, scratch, alpha, beta, depth, ply):
+def search(pos, tab, tt, sd, ev, tb, scratch, alpha, beta, depth, ply):
     """Score of the position searched ``depth`` plies deep within (alpha, beta); root at ply 0."""
     config = sd.config
     counters = sd.counters
@@ -237,7 +237,7 @@ def search(pos, tab, tt, sd, psqt, tb, scratch, alpha, beta, depth, ply):
         sd.control[K_STOP] = 1
         return 0
     if ply >= MAX_PLY - 1:
-        return evaluate(pos, psqt)
+        return evaluate(pos, tab, ev)
 
     # Step 2. Draws: fifty-move rule, repetition, insufficient material.
     if not root:
@@ -313,12 +313,12 @@ def search(pos, tab, tt, sd, psqt, tb, scratch, alpha, beta, depth, ply):
     # Step 5. Quiescence search at the horizon: only captures (every evasion in check).
     if depth <= 0:
         if not config[CFG_QUIESCENCE]:
-            return evaluate(pos, psqt)
+            return evaluate(pos, tab, ev)
         if checked:
             best = -INFINITE
             stand_pat = -INFINITE
         else:
-            stand_pat = tt_eval if tt_hit else evaluate(pos, psqt)
+            stand_pat = tt_eval if tt_hit else evaluate(pos, tab, ev)
             best = stand_pat
             if stand_pat >= beta:
                 return stand_pat
@@ -346,7 +346,7 @@ def search(pos, tab, tt, sd, psqt, tb, scratch, alpha, beta, depth, ply):
             make_move(pos, tab, move)
             # depth (<= 0) is passed on, not a literal 0: a literal argument would type a
             # second overload of this recursive kernel, which numba's cache cannot reload.
-            score = -search(pos, tab, tt, sd, psqt, tb, scratch, -beta, -alpha, depth, ply + 1)
+            score = -search(pos, tab, tt, sd, ev, tb, scratch, -beta, -alpha, depth, ply + 1)
             unmake_move(pos, tab)
             if sd.control[K_STOP] != 0:
                 return 0
@@ -369,7 +369,7 @@ def search(pos, tab, tt, sd, psqt, tb, scratch, alpha, beta, depth, ply):
         sd.static_eval[ply] = -INFINITE
         improving = False
     else:
-        static_eval = tt_eval if tt_hit else evaluate(pos, psqt)
+        static_eval = tt_eval if tt_hit else evaluate(pos, tab, ev)
         sd.static_eval[ply] = static_eval
         # No evaluation two plies back (near the root): no evidence of getting worse.
         improving = ply < 2 or static_eval > sd.static_eval[ply - 2]
@@ -392,7 +392,7 @@ def search(pos, tab, tt, sd, psqt, tb, scratch, alpha, beta, depth, ply):
             and ply >= counters[C_NMP_GUARD] and has_non_pawn_material(pos, side)):
         r = NMP_BASE_REDUCTION + depth // NMP_DEPTH_DIVISOR + min((eval_estimate - beta) // NMP_EVAL_DIVISOR, 3)
         make_null_move(pos, tab)
-        score = -search(pos, tab, tt, sd, psqt, tb, scratch, -beta, -beta + 1, depth - 1 - r, ply + 1)
+        score = -search(pos, tab, tt, sd, ev, tb, scratch, -beta, -beta + 1, depth - 1 - r, ply + 1)
         unmake_null_move(pos, tab)
         if sd.control[K_STOP] != 0:
             return 0
@@ -403,7 +403,7 @@ def search(pos, tab, tt, sd, psqt, tb, scratch, alpha, beta, depth, ply):
                 return score
             # Verification search (zugzwang guard): the same node without null moves near here.
             counters[C_NMP_GUARD] = ply + 3 * (depth - r) // 4
-            verified = search(pos, tab, tt, sd, psqt, tb, scratch, beta - 1, beta, depth - r, ply)
+            verified = search(pos, tab, tt, sd, ev, tb, scratch, beta - 1, beta, depth - r, ply)
             counters[C_NMP_GUARD] = 0
             if verified >= beta:
                 return score
@@ -469,7 +469,7 @@ def search(pos, tab, tt, sd, psqt, tb, scratch, alpha, beta, depth, ply):
                 and tt_depth >= depth - 3 and tt_bound != BOUND_UPPER and abs(tt_score) < MATE_IN_MAX_PLY):
             singular_beta = tt_score - SINGULAR_MARGIN * depth
             sd.excluded[ply] = move
-            score = search(pos, tab, tt, sd, psqt, tb, scratch, singular_beta - 1, singular_beta, (depth - 1) // 2, ply)
+            score = search(pos, tab, tt, sd, ev, tb, scratch, singular_beta - 1, singular_beta, (depth - 1) // 2, ply)
             sd.excluded[ply] = 0
             if sd.control[K_STOP] != 0:
                 return 0
@@ -497,7 +497,7 @@ def search(pos, tab, tt, sd, psqt, tb, scratch, alpha, beta, depth, ply):
 
         # Step 15. Principal variation search with late-move reductions.
         if moves_searched == 0:
-            score = -search(pos, tab, tt, sd, psqt, tb, scratch, -beta, -alpha, new_depth, ply + 1)
+            score = -search(pos, tab, tt, sd, ev, tb, scratch, -beta, -alpha, new_depth, ply + 1)
         else:
             reduction = 0
             if (config[CFG_REDUCTIONS] and depth >= LMR_MIN_DEPTH and moves_searched >= LMR_MIN_MOVES
@@ -515,11 +515,11 @@ def search(pos, tab, tt, sd, psqt, tb, scratch, alpha, beta, depth, ply):
                     reduction = 0
                 if reduction > new_depth - 1:
                     reduction = max(new_depth - 1, 0)
-            score = -search(pos, tab, tt, sd, psqt, tb, scratch, -alpha - 1, -alpha, new_depth - reduction, ply + 1)
+            score = -search(pos, tab, tt, sd, ev, tb, scratch, -alpha - 1, -alpha, new_depth - reduction, ply + 1)
             if score > alpha and reduction > 0:
-                score = -search(pos, tab, tt, sd, psqt, tb, scratch, -alpha - 1, -alpha, new_depth, ply + 1)
+                score = -search(pos, tab, tt, sd, ev, tb, scratch, -alpha - 1, -alpha, new_depth, ply + 1)
             if score > alpha and score < beta:
-                score = -search(pos, tab, tt, sd, psqt, tb, scratch, -beta, -alpha, new_depth, ply + 1)
+                score = -search(pos, tab, tt, sd, ev, tb, scratch, -beta, -alpha, new_depth, ply + 1)
         unmake_move(pos, tab)
         if sd.control[K_STOP] != 0:
             return 0
