@@ -16,17 +16,19 @@ phase (24 with every minor and major piece on the board, 0 with none), fixed mop
 terms drive a lone king to the edge (to the bishop's corner against bishop and
 knight), and the result is returned for the side to move.
 
-The kernels take an ``Evaluator``, a namedtuple of three arrays:
+The kernels take an ``Evaluator``, a namedtuple of four arrays:
 
-    weights  int32[N_TERMS, 2]        the weight table (read only)
-    trace    int32[2, TRACE_WIDTH]    feature counts per colour, or a (2, 1) dummy
-    attacks  uint64[2, ATTACK_KINDS]  scratch: squares attacked by each colour, by kind
+    weights     int32[N_TERMS, 2]        the weight table (read only)
+    trace       int32[2, TRACE_WIDTH]    feature counts per colour, or a (2, 1) dummy
+    attacks     uint64[2, ATTACK_KINDS]  scratch: squares attacked by each colour, by kind
+    pawn_cache  uint64[2**14, 5]         pawn structure by pawn placement (see ``_pawns``)
 
 When ``trace`` has ``TRACE_WIDTH`` columns the kernel adds every feature count it
 uses to ``trace[colour, term]`` and stores phase, scale and mop-up after the terms:
 ``eval`` prints each feature's contribution from it, and the tuner builds its feature
 matrix from it.  The search passes the dummy; the check costs one predictable branch.
-``attacks`` is written on every call, so each searching thread needs its own Evaluator.
+``attacks`` and ``pawn_cache`` are written, so each searching thread needs its own Evaluator;
+changing the weights needs a new one (the cache holds weighted sums).
 """
 
 from __future__ import annotations
@@ -149,7 +151,13 @@ def _masks() -> tuple[np.ndarray, ...]:
 
 FORWARD_FILE, PASSED_SPAN, ATTACK_SPAN, ADJACENT_FILES, CENTRE_DISTANCE = _masks()
 
-Evaluator = namedtuple("Evaluator", ["weights", "trace", "attacks"])
+Evaluator = namedtuple("Evaluator", ["weights", "trace", "attacks", "pawn_cache"])
+
+PAWN_CACHE_BITS = 14                      # 16,384 rows of 5 uint64: 640 KB per Evaluator
+PAWN_CACHE_SHIFT = np.uint64(64 - PAWN_CACHE_BITS)
+PAWN_HASH_WHITE = np.uint64(0x9E3779B97F4A7C15)  # odd multipliers spread the bits upwards
+PAWN_HASH_BLACK = np.uint64(0xC2B2AE3D27D4EB4F)
+PAWN_SCORE_OFFSET = 1 << 30
 
 
 # ---------------------------------------------------------------------------
@@ -205,7 +213,7 @@ def _pieces(pos, tab, ev, colour):
     attackers = 0
     for kind in range(A_KNIGHT, A_QUEEN + 1):
         attacks[colour, kind] = U64_ZERO
-    bb = us
+    bb = us & ~pos.pieces[PAWN]   # pawns are scored with the pawn structure (and cached)
     while bb:
         sq = lsb(bb)
         bb &= bb - U64_ONE
@@ -218,8 +226,6 @@ def _pieces(pos, tab, ev, colour):
         if piece_type == KING:
             continue
         mg, eg = _term(mg, eg, ev, colour, MATERIAL + piece_type - 1, 1)
-        if piece_type == PAWN:
-            continue
         if piece_type == KNIGHT:
             reach = knight_attacks(tab, sq)
             mg, eg = _term(mg, eg, ev, colour, MOBILITY_KNIGHT + popcount(reach & mobility_area), 1)
@@ -265,25 +271,29 @@ def _pieces(pos, tab, ev, colour):
 
 @hot_njit(inline="always")
 def _pawn_structure(pos, ev, colour):
-    """Doubled, isolated, backward, connected and passed pawns of one colour."""
+    """Pawns of one colour: material, piece-square, doubled, isolated, backward, connected and
+    passed pawns: (mg, eg, passers).
+
+    Depends on the pawns alone, so the result can be cached by pawn placement.
+    """
     mg = 0
     eg = 0
     enemy = 1 - colour
     our_pawns = pos.pieces[PAWN] & pos.colors[colour]
     enemy_pawns = pos.pieces[PAWN] & pos.colors[enemy]
-    occupied = pos.colors[0] | pos.colors[1]
-    own_king = lsb(pos.pieces[KING] & pos.colors[colour])
-    enemy_king = lsb(pos.pieces[KING] & pos.colors[enemy])
     flip = 0 if colour == 0 else 56
     step = 8 if colour == 0 else -8
+    passers = U64_ZERO
     bb = our_pawns
     while bb:
         sq = lsb(bb)
         bb &= bb - U64_ONE
-        rank = (sq ^ flip) >> 3
-        file = sq & 7
-        stop = sq + step
-        neighbours = ADJACENT_FILES[file] & our_pawns
+        rel = sq ^ flip
+        rank = rel >> 3
+        file = rel & 7
+        mg, eg = _term(mg, eg, ev, colour, MATERIAL, 1)
+        mg, eg = _term(mg, eg, ev, colour, PSQT + rank * 4 + (file if file < 4 else 7 - file), 1)
+        neighbours = ADJACENT_FILES[sq & 7] & our_pawns
         if FORWARD_FILE[colour, sq] & our_pawns:
             mg, eg = _term(mg, eg, ev, colour, PAWN_DOUBLED, 1)
         if neighbours == U64_ZERO:
@@ -294,16 +304,66 @@ def _pawn_structure(pos, ev, colour):
             if phalanx or supported:
                 mg, eg = _term(mg, eg, ev, colour, PAWN_CONNECTED + rank, 1)
             elif (neighbours & ~ATTACK_SPAN[colour, sq]) == U64_ZERO and (
-                    ev.attacks[enemy, A_PAWN] & square_bb(stop)):
+                    ev.attacks[enemy, A_PAWN] & square_bb(sq + step)):
                 # Backward: every neighbour has passed it, and an enemy pawn guards its stop square.
                 mg, eg = _term(mg, eg, ev, colour, PAWN_BACKWARD, 1)
         if (PASSED_SPAN[colour, sq] & enemy_pawns) == U64_ZERO and (FORWARD_FILE[colour, sq] & our_pawns) == U64_ZERO:
             mg, eg = _term(mg, eg, ev, colour, PASSED + rank, 1)
-            if (FORWARD_FILE[colour, sq] & occupied) == U64_ZERO:
-                mg, eg = _term(mg, eg, ev, colour, PASSED_FREE + rank, 1)
-            mg, eg = _term(mg, eg, ev, colour, PASSED_OWN_KING + rank, _distance(own_king, stop))
-            mg, eg = _term(mg, eg, ev, colour, PASSED_ENEMY_KING + rank, _distance(enemy_king, stop))
+            passers |= square_bb(sq)
+    return mg, eg, passers
+
+
+@hot_njit(inline="always")
+def _passed_pawn_race(pos, ev, colour, passers):
+    """Terms of one colour's passed pawns that depend on the pieces: free path, king distances."""
+    mg = 0
+    eg = 0
+    occupied = pos.colors[0] | pos.colors[1]
+    own_king = lsb(pos.pieces[KING] & pos.colors[colour])
+    enemy_king = lsb(pos.pieces[KING] & pos.colors[1 - colour])
+    flip = 0 if colour == 0 else 56
+    step = 8 if colour == 0 else -8
+    bb = passers
+    while bb:
+        sq = lsb(bb)
+        bb &= bb - U64_ONE
+        rank = (sq ^ flip) >> 3
+        stop = sq + step
+        if (FORWARD_FILE[colour, sq] & occupied) == U64_ZERO:
+            mg, eg = _term(mg, eg, ev, colour, PASSED_FREE + rank, 1)
+        mg, eg = _term(mg, eg, ev, colour, PASSED_OWN_KING + rank, _distance(own_king, stop))
+        mg, eg = _term(mg, eg, ev, colour, PASSED_ENEMY_KING + rank, _distance(enemy_king, stop))
     return mg, eg
+
+
+@hot_njit(inline="always")
+def _pawns(pos, ev):
+    """Pawn structure of both colours, White minus Black: (mg, eg, passers of each colour).
+
+    Looked up in ``ev.pawn_cache`` by pawn placement (bypassed when tracing, which needs
+    every count): a row holds White's and Black's pawns, mg and eg (offset to stay
+    positive) and the passed pawns of both colours.
+    """
+    white = pos.pieces[PAWN] & pos.colors[0]
+    black = pos.pieces[PAWN] & pos.colors[1]
+    cache = ev.pawn_cache
+    tracing = ev.trace.shape[1] == TRACE_WIDTH
+    slot = ((white * PAWN_HASH_WHITE) ^ (black * PAWN_HASH_BLACK)) >> PAWN_CACHE_SHIFT
+    if not tracing and cache[slot, 0] == white and cache[slot, 1] == black:
+        mg = np.int64(cache[slot, 2]) - PAWN_SCORE_OFFSET
+        eg = np.int64(cache[slot, 3]) - PAWN_SCORE_OFFSET
+        passers = cache[slot, 4]
+        return mg, eg, passers & white, passers & black
+    mg_w, eg_w, passers_w = _pawn_structure(pos, ev, 0)
+    mg_b, eg_b, passers_b = _pawn_structure(pos, ev, 1)
+    mg = mg_w - mg_b
+    eg = eg_w - eg_b
+    cache[slot, 0] = white
+    cache[slot, 1] = black
+    cache[slot, 2] = np.uint64(mg + PAWN_SCORE_OFFSET)
+    cache[slot, 3] = np.uint64(eg + PAWN_SCORE_OFFSET)
+    cache[slot, 4] = passers_w | passers_b
+    return mg, eg, passers_w, passers_b
 
 
 @hot_njit(inline="always")
@@ -443,18 +503,31 @@ def _mop_up(pos, strong):
 @hot_njit
 def evaluate(pos, tab, ev):
     """Static score of the position in centipawns for the side to move."""
+    return evaluate_inline(pos, tab, ev)
+
+
+@hot_njit(inline="always")
+def evaluate_inline(pos, tab, ev):
+    """``evaluate``, inlined where it is called at every node.
+
+    A call passes every array of ``pos``, ``tab`` and ``ev`` as separate machine
+    arguments (about a hundred words), which costs about as much as a third of the
+    evaluation itself; the search has one call site per node and inlines it.
+    """
     p = pos.pieces
     # Step 1. Pawn attacks first: mobility and outposts of both sides need them.
     ev.attacks[0, A_PAWN] = _pawn_attack_span(p[PAWN] & pos.colors[0], 0)
     ev.attacks[1, A_PAWN] = _pawn_attack_span(p[PAWN] & pos.colors[1], 1)
-    # Step 2. Pieces: material, piece-square, mobility, rooks, outposts, king-zone attacks.
+    # Step 2. Pieces but pawns: material, piece-square, mobility, rooks, outposts, king-zone attacks.
     mg_w, eg_w = _pieces(pos, tab, ev, 0)
     mg_b, eg_b = _pieces(pos, tab, ev, 1)
-    # Step 3. Pawn structure.
-    m, e = _pawn_structure(pos, ev, 0)
-    mg_w += m
-    eg_w += e
-    m, e = _pawn_structure(pos, ev, 1)
+    # Step 3. Pawns: material, piece-square and structure (cached by pawn placement), then
+    # what their passed pawns' race owes to the other pieces.
+    pawn_mg, pawn_eg, passers_w, passers_b = _pawns(pos, ev)
+    m, e = _passed_pawn_race(pos, ev, 0, passers_w)
+    mg_w += m + pawn_mg
+    eg_w += e + pawn_eg
+    m, e = _passed_pawn_race(pos, ev, 1, passers_b)
     mg_b += m
     eg_b += e
     # Step 4. King safety (needs both sides' attack maps).
@@ -535,8 +608,10 @@ def make_evaluator(weights: np.ndarray | None = None, traced: bool = False) -> E
     if weights is None:
         weights = load_weights()
     trace = np.zeros((2, TRACE_WIDTH if traced else 1), dtype=np.int32)
+    pawn_cache = np.zeros((1 << PAWN_CACHE_BITS, 5), dtype=np.uint64)
+    pawn_cache[:, 2:4] = PAWN_SCORE_OFFSET  # an empty row reads as the pawnless position: 0
     return Evaluator(np.ascontiguousarray(weights, dtype=np.int32), trace,
-                     np.zeros((2, ATTACK_KINDS), dtype=np.uint64))
+                     np.zeros((2, ATTACK_KINDS), dtype=np.uint64), pawn_cache)
 
 
 def trace_position(pos, tab, ev: Evaluator) -> int:

@@ -49,7 +49,7 @@ from engine.defs import (
     BISHOP, H_MOVE, KING, KNIGHT, MAX_MOVES, MAX_PLY, PAWN, QUEEN, ROOK, ST_CASTLING, ST_HALFMOVE, ST_PLY,
     ST_SIDE, U64_ZERO,
 )
-from engine.evaluate import evaluate
+from engine.evaluate import evaluate, evaluate_inline
 from engine.jit import hot_njit, popcount
 from engine.move import PROMOTION, move_from, move_kind, move_promo_type, move_to
 from engine.moveorder import (
@@ -310,6 +310,12 @@ def search(pos, tab, tt, sd, ev, tb, scratch, alpha, beta, depth, ply):
                     else:
                         tb_ceiling = tb_value
 
+    # Step 4c. Static evaluation (the TT keeps it): quiescence stands pat on it and the
+    # pruning steps measure their margins from it.  In check there is none.
+    static_eval = -INFINITE
+    if not checked and (depth > 0 or config[CFG_QUIESCENCE]):
+        static_eval = tt_eval if tt_hit else evaluate_inline(pos, tab, ev)
+
     # Step 5. Quiescence search at the horizon: only captures (every evasion in check).
     if depth <= 0:
         if not config[CFG_QUIESCENCE]:
@@ -318,7 +324,7 @@ def search(pos, tab, tt, sd, ev, tb, scratch, alpha, beta, depth, ply):
             best = -INFINITE
             stand_pat = -INFINITE
         else:
-            stand_pat = tt_eval if tt_hit else evaluate(pos, tab, ev)
+            stand_pat = static_eval
             best = stand_pat
             if stand_pat >= beta:
                 return stand_pat
@@ -365,11 +371,9 @@ def search(pos, tab, tt, sd, ev, tb, scratch, alpha, beta, depth, ply):
 
     # Step 6. Static evaluation, and whether it improved on our previous move.
     if checked:
-        static_eval = -INFINITE
         sd.static_eval[ply] = -INFINITE
         improving = False
     else:
-        static_eval = tt_eval if tt_hit else evaluate(pos, tab, ev)
         sd.static_eval[ply] = static_eval
         # No evaluation two plies back (near the root): no evidence of getting worse.
         improving = ply < 2 or static_eval > sd.static_eval[ply - 2]

@@ -17,7 +17,7 @@ over-fitting.
 Data: ``FEN;score;result`` lines (score in centipawns for White, result 1, 0.5 or 0
 for White), as written by ``python -m engine.tools.datagen``.  Typical run::
 
-    python -m engine.tools.tune --data /work/data/texel.txt --epochs 400 --out engine/weights.txt
+    python -m engine.tools.tune --data /work/data/texel.txt --start engine/weights_start.txt --out engine/weights.txt
 """
 
 from __future__ import annotations
@@ -108,15 +108,21 @@ class LinearEval:
 
 
 def adam(model: LinearEval, weights: np.ndarray, target: np.ndarray, epochs: int, rate: float,
-         frozen: np.ndarray, check: tuple[LinearEval, np.ndarray] | None = None) -> np.ndarray:
-    """Adam over full batches; rows with ``frozen`` set keep their starting values."""
-    w = weights.astype(np.float64).copy()
+         frozen: np.ndarray, l2: float = 0.0, check: tuple[LinearEval, np.ndarray] | None = None) -> np.ndarray:
+    """Adam over full batches; rows with ``frozen`` set keep their starting values.
+
+    ``l2`` pulls every weight towards its starting value (``l2 * (w - start)**2`` is added
+    to the loss), so a feature the data rarely shows cannot wander off on noise.
+    """
+    start = weights.astype(np.float64)
+    w = start.copy()
     m = np.zeros_like(w)
     v = np.zeros_like(w)
     beta1, beta2, eps = 0.9, 0.999, 1e-8
     bar = tqdm(range(1, epochs + 1), desc="tuning", unit="epoch")
     for epoch in bar:
         loss, grad = model.loss_and_gradient(w, target)
+        grad += 2.0 * l2 * (w - start)
         grad[frozen] = 0.0
         m = beta1 * m + (1 - beta1) * grad
         v = beta2 * v + (1 - beta2) * grad * grad
@@ -139,10 +145,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=None, help="use only the first N positions")
     parser.add_argument("--start", type=Path, default=WEIGHTS_FILE, help="starting weights (default: committed)")
     parser.add_argument("--out", type=Path, default=None, help="weights file to write (default: print only)")
-    parser.add_argument("--epochs", type=int, default=400)
-    parser.add_argument("--rate", type=float, default=2.0, help="Adam step size in centipawns")
+    parser.add_argument("--epochs", type=int, default=2000)
+    parser.add_argument("--rate", type=float, default=3.0, help="Adam step size in centipawns")
     parser.add_argument("--result-weight", type=float, default=0.3,
                         help="lambda: share of the game result in the target (the rest is Stockfish's score)")
+    parser.add_argument("--l2", type=float, default=1e-10, help="pull towards the starting weights")
     parser.add_argument("--freeze-material", action="store_true", help="keep the material values fixed")
     parser.add_argument("--seed", type=int, default=1, help="seed of the held-out split")
     args = parser.parse_args(argv)
@@ -168,14 +175,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.freeze_material:
         frozen[MATERIAL:MATERIAL + 5] = True
     before = (train.loss(start, target[~held_out]), check.loss(start, target[held_out]))
-    tuned = adam(train, start, target[~held_out], args.epochs, args.rate, frozen, (check, target[held_out]))
+    tuned = adam(train, start, target[~held_out], args.epochs, args.rate, frozen, args.l2, (check, target[held_out]))
     after = (train.loss(tuned, target[~held_out]), check.loss(tuned, target[held_out]))
     print(f"loss train {before[0]:.6f} -> {after[0]:.6f}, held-out {before[1]:.6f} -> {after[1]:.6f} "
           f"({time.time() - started:.0f} s)", file=sys.stderr)
     weights = np.rint(tuned).astype(np.int32)
     if args.out:
         header = (f"Tuned by engine.tools.tune on {len(fens):,} positions of {args.data.name} "
-                  f"(lambda {args.result_weight}, {args.epochs} epochs, rate {args.rate}).\n"
+                  f"(lambda {args.result_weight}, {args.epochs} epochs, rate {args.rate}, l2 {args.l2}).\n"
                   f"Loss: train {after[0]:.6f}, held-out {after[1]:.6f} (starting weights: {before[0]:.6f}, "
                   f"{before[1]:.6f}).")
         save_weights(weights, args.out, header)
