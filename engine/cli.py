@@ -5,6 +5,7 @@ Sub-commands for testers, as Stockfish has them:
     numbat perft DEPTH [FEN]    divide and total, Stockfish's ``go perft`` format
     numbat warmup               compile every kernel into the disk cache
     numbat bench [DEPTH]        fixed search of 40 positions; last line "N nodes M nps"
+    numbat eval [FEN]           the static evaluation, feature group by feature group
 """
 
 from __future__ import annotations
@@ -36,6 +37,21 @@ def _perft(depth: int, fen: str | None) -> int:
     return 0
 
 
+def _eval(fen: str | None) -> int:
+    """Print the evaluation breakdown of ``fen`` (default: start position)."""
+    from engine.board import Board, FenError
+    from engine.evaluate import explain, load_weights
+
+    try:
+        board = Board(fen) if fen else Board()
+    except FenError as exc:
+        print(f"invalid FEN: {exc}", file=sys.stderr)
+        return 2
+    for line in explain(board, load_weights()):
+        print(line)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``numbat`` console script and of ``run_engine.py``."""
     argv = sys.argv[1:] if argv is None else argv
@@ -51,6 +67,8 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("warmup", help="compile every kernel into numba's disk cache")
     bench = sub.add_parser("bench", help="fixed-depth search of the bench positions; prints 'N nodes M nps'")
     bench.add_argument("depth", type=int, nargs="?", default=None)
+    evaluation = sub.add_parser("eval", help="static evaluation term by term (default: start position)")
+    evaluation.add_argument("fen", nargs="*", help="FEN (default: start position)")
     args = parser.parse_args(argv)
     if args.command == "warmup":
         from engine.jit import CACHE_DIR
@@ -63,6 +81,8 @@ def main(argv: list[str] | None = None) -> int:
 
         run_bench(args.depth or BENCH_DEPTH)
         return 0
+    if args.command == "eval":
+        return _eval(" ".join(args.fen) or None)
     if args.command == "perft":
         return _perft(args.depth, " ".join(args.fen) or None)
     return 2

@@ -1,118 +1,655 @@
-"""Static evaluation: material plus piece-square tables, tapered by game phase.
+"""Static evaluation: a tapered weighted sum of features, f = w1*f1 + ... + wn*fn.
 
-The kernel reads one weight array, ``psqt int32[2, 16, 64]``: ``psqt[stage, piece, sq]``
-is the value (middlegame stage 0, endgame stage 1) of ``piece`` (our piece code,
-colour << 3 | type) standing on ``sq``, in centipawns from White's point of view;
-black entries are the mirrored white ones with the sign flipped, so the kernel only
-adds.  The two sums are blended by the game phase (24 with all minor and major
-pieces on the board, 0 with none), and the result is returned for the side to move.
+Every weight lives in one table, ``weights int32[N_TERMS, 2]``: row ``t`` holds the
+middlegame (column 0) and endgame (column 1) value of feature ``t`` in centipawns.
+The rows are laid out in blocks (``MATERIAL``, ``PSQT``, ``MOBILITY_KNIGHT``, ...), each
+a named start index below; ``TERM_NAMES[t]`` names every row (``psqt.knight.c3``).
+The numbers themselves are data, read from ``engine/weights.txt`` (one ``name mg eg``
+line per row), which ``python -m engine.tools.tune`` writes.
 
-The numbers below are hand-set starting values (centralisation, pawn advance, king
-shelter in the middlegame and king activity in the endgame); the evaluation issue
-replaces them with a tuned weighted-feature evaluation.
+The kernel counts each feature for each colour (how many isolated pawns White has,
+how many safe squares Black's knight on c6 reaches, ...), multiplies the counts by the
+weights and takes White's sum minus Black's, separately for middlegame and endgame.
+The endgame sum is scaled for drawish material (``scale``/64: opposite-coloured
+bishops, no pawns and at most a minor piece ahead), the two are blended by the game
+phase (24 with every minor and major piece on the board, 0 with none), fixed mop-up
+terms drive a lone king to the edge (to the bishop's corner against bishop and
+knight), and the result is returned for the side to move.
+
+The kernels take an ``Evaluator``, a namedtuple of four arrays:
+
+    weights     int32[N_TERMS, 2]        the weight table (read only)
+    trace       int32[2, TRACE_WIDTH]    feature counts per colour, or a (2, 1) dummy
+    attacks     uint64[2, ATTACK_KINDS]  scratch: squares attacked by each colour, by kind
+    pawn_cache  uint64[2**14, 5]         pawn structure by pawn placement (see ``_pawns``)
+
+When ``trace`` has ``TRACE_WIDTH`` columns the kernel adds every feature count it
+uses to ``trace[colour, term]`` and stores phase, scale and mop-up after the terms:
+``eval`` prints each feature's contribution from it, and the tuner builds its feature
+matrix from it.  The search passes the dummy; the check costs one predictable branch.
+``attacks`` and ``pawn_cache`` are written, so each searching thread needs its own Evaluator;
+changing the weights needs a new one (the cache holds weighted sums).
 """
 
 from __future__ import annotations
 
+from collections import namedtuple
+from pathlib import Path
+
 import numpy as np
 
-from engine.defs import BISHOP, KING, KNIGHT, PAWN, QUEEN, ROOK, ST_SIDE, U64_ONE
-from engine.jit import hot_njit, lsb
+from engine.bitboards import bishop_attacks, king_attacks, knight_attacks, rook_attacks, square_bb
+from engine.defs import (
+    BISHOP, FILE_A, FILE_H, KING, KNIGHT, PAWN, QUEEN, ROOK, ST_SIDE, U64_ONE, U64_ZERO,
+)
+from engine.jit import hot_njit, lsb, msb, njit, popcount
 
-PHASE_WEIGHT = np.array([0, 0, 1, 1, 2, 4, 0, 0] * 2, dtype=np.int32)  # by piece code
+# ---------------------------------------------------------------------------
+# The term layout
+# ---------------------------------------------------------------------------
+
+PIECE_NAMES = ("pawn", "knight", "bishop", "rook", "queen", "king")
+TERM_NAMES: list[str] = []
+
+
+def _block(name: str, labels) -> int:
+    """Append the rows ``name.label`` to the layout; return the index of the first."""
+    start = len(TERM_NAMES)
+    TERM_NAMES.extend(f"{name}.{label}" for label in labels)
+    return start
+
+
+def _half_board_labels() -> list[str]:
+    """Square names of the a-d half of the board (the e-h half is its mirror image)."""
+    return [f"{'abcd'[f]}{r + 1}" for r in range(8) for f in range(4)]
+
+
+MATERIAL = _block("material", PIECE_NAMES[:5])                      # + piece type - 1
+PSQT = _block("psqt", [f"{p}.{s}" for p in PIECE_NAMES for s in _half_board_labels()])
+#   PSQT + (piece type - 1) * 32 + relative rank * 4 + min(file, 7 - file)
+MOBILITY_KNIGHT = _block("mobility.knight", range(9))               # + safe squares reached
+MOBILITY_BISHOP = _block("mobility.bishop", range(14))
+MOBILITY_ROOK = _block("mobility.rook", range(15))
+MOBILITY_QUEEN = _block("mobility.queen", range(28))
+PAWN_DOUBLED = _block("pawns", ["doubled"])
+PAWN_ISOLATED = _block("pawns", ["isolated"])
+PAWN_BACKWARD = _block("pawns", ["backward"])
+PAWN_CONNECTED = _block("pawns.connected", range(8))                # + relative rank
+PASSED = _block("passed.rank", range(8))                            # + relative rank
+PASSED_FREE = _block("passed.free_path", range(8))                  # + relative rank
+PASSED_OWN_KING = _block("passed.own_king_distance", range(8))      # x distance, + rank
+PASSED_ENEMY_KING = _block("passed.enemy_king_distance", range(8))  # x distance, + rank
+KING_ATTACKERS = _block("king_safety.attackers", range(8))          # + pieces hitting the zone
+KING_ZONE_ATTACKS = _block("king_safety.zone_attacks", PIECE_NAMES[1:5])  # x squares
+SAFE_CHECKS = _block("king_safety.safe_checks", PIECE_NAMES[1:5])   # x squares
+KING_SHIELD = _block("king_safety.shield", ["near", "far", "missing"])
+KING_STORM = _block("king_safety.storm", ["1", "2", "3", "4"])      # enemy pawn distance
+KING_OPEN_FILE = _block("king_safety", ["open_file"])
+BISHOP_PAIR = _block("pieces", ["bishop_pair"])
+ROOK_OPEN_FILE = _block("pieces", ["rook_open_file"])
+ROOK_HALF_OPEN_FILE = _block("pieces", ["rook_half_open_file"])
+ROOK_ON_SEVENTH = _block("pieces", ["rook_on_seventh"])
+OUTPOST = _block("pieces.outpost", ["knight", "bishop"])
+THREAT_BY_PAWN = _block("threats.by_pawn", PIECE_NAMES[1:5])        # + victim type - 2
+THREAT_BY_MINOR = _block("threats.by_minor", ["rook", "queen"])     # + victim type - 4
+THREAT_BY_ROOK = _block("threats.by_rook", ["queen"])
+HANGING = _block("threats", ["hanging"])
+TEMPO = _block("tempo", ["side_to_move"])
+N_TERMS = len(TERM_NAMES)
+
+TRACE_PHASE, TRACE_SCALE, TRACE_MOPUP = N_TERMS, N_TERMS + 1, N_TERMS + 2
+TRACE_WIDTH = N_TERMS + 3
+
+A_PAWN, A_KNIGHT, A_BISHOP, A_ROOK, A_QUEEN, A_KING, A_ALL = 0, 1, 2, 3, 4, 5, 6
+ATTACK_KINDS = 8
+
+# ---------------------------------------------------------------------------
+# Fixed (untuned) constants
+# ---------------------------------------------------------------------------
+
 MAX_PHASE = 24
-TEMPO = 10
+PHASE_KNIGHT, PHASE_BISHOP, PHASE_ROOK, PHASE_QUEEN = 1, 1, 2, 4
+SCALE_NORMAL = 64
+SCALE_OPPOSITE_BISHOPS = 32       # bishops of opposite colours and pawns only
+SCALE_MINOR_AHEAD = 16            # no pawns, at most a minor piece more (KRKB, KBNKB...)
+SCALE_CANNOT_WIN = 0              # no pawns and at most a minor piece at all
+MOPUP_EDGE = 30                   # per step of the lone king from the centre
+MOPUP_CORNER = 40                 # per step closer to the bishop's corner (KBNK)
+MOPUP_KINGS_CLOSE = 12            # per step closer of the attacking king
+MOPUP_BONUS = 200                 # a won ending is worth more than its material says
 
-MATERIAL_MG = {PAWN: 82, KNIGHT: 337, BISHOP: 365, ROOK: 477, QUEEN: 1025, KING: 0}
-MATERIAL_EG = {PAWN: 94, KNIGHT: 281, BISHOP: 297, ROOK: 512, QUEEN: 936, KING: 0}
-
-
-def _centre_distance(sq: int) -> float:
-    """Chebyshev-like distance from the centre: 0 on d4/e4/d5/e5, 3 in the corners."""
-    f, r = sq & 7, sq >> 3
-    return max(abs(f - 3.5), abs(r - 3.5)) - 0.5
-
-
-def _white_square_bonus(piece_type: int, sq: int) -> tuple[int, int]:
-    """(middlegame, endgame) positional bonus of a white piece on ``sq``."""
-    f, r = sq & 7, sq >> 3
-    centre = _centre_distance(sq)
-    if piece_type == PAWN:
-        central_file = 3.5 - abs(f - 3.5)  # 0.5 on a/h files .. 3.5 on d/e files
-        mg = (r - 1) * 3 + (central_file * 4 if 2 <= r <= 4 else 0)
-        eg = (r - 1) * 10
-        return int(mg), int(eg)
-    if piece_type == KNIGHT:
-        return int(-12 * centre), int(-10 * centre)
-    if piece_type == BISHOP:
-        return int(-5 * centre), int(-6 * centre)
-    if piece_type == ROOK:
-        return int(10 if r == 6 else 0) + int(3 if f in (3, 4) else 0), 0
-    if piece_type == QUEEN:
-        return int(-3 * centre), int(-6 * centre)
-    if piece_type == KING:
-        shelter = {0: 20, 1: 30, 2: 10, 3: -10, 4: -10, 5: 10, 6: 30, 7: 20}[f] if r == 0 else -20 * r
-        return int(shelter), int(-14 * centre)
-    return 0, 0
+DARK_SQUARES = np.uint64(0xAA55AA55AA55AA55)
+U64_SEVEN, U64_EIGHT, U64_NINE = np.uint64(7), np.uint64(8), np.uint64(9)
 
 
-def default_psqt() -> np.ndarray:
-    """The ``psqt[2, 16, 64]`` weight array described in the module docstring."""
-    psqt = np.zeros((2, 16, 64), dtype=np.int32)
-    for piece_type in (PAWN, KNIGHT, BISHOP, ROOK, QUEEN, KING):
-        for sq in range(64):
-            mg, eg = _white_square_bonus(piece_type, sq)
-            psqt[0, piece_type, sq] = MATERIAL_MG[piece_type] + mg
-            psqt[1, piece_type, sq] = MATERIAL_EG[piece_type] + eg
-            mirrored = sq ^ 56
-            psqt[0, 8 | piece_type, mirrored] = -psqt[0, piece_type, sq]
-            psqt[1, 8 | piece_type, mirrored] = -psqt[1, piece_type, sq]
-    return psqt
+def _masks() -> tuple[np.ndarray, ...]:
+    """Pawn-structure masks: forward file, passed span, attack span, adjacent files, centre distance."""
+    forward = np.zeros((2, 64), dtype=np.uint64)
+    passed_span = np.zeros((2, 64), dtype=np.uint64)
+    attack_span = np.zeros((2, 64), dtype=np.uint64)
+    adjacent = np.zeros(8, dtype=np.uint64)
+    centre = np.zeros(64, dtype=np.int64)
+    for sq in range(64):
+        f, r = sq & 7, sq >> 3
+        centre[sq] = int(max(abs(f - 3.5), abs(r - 3.5)) - 0.5)
+        for colour, ahead in ((0, range(r + 1, 8)), (1, range(r - 1, -1, -1))):
+            for rr in ahead:
+                for ff in (f - 1, f, f + 1):
+                    if 0 <= ff < 8:
+                        bit = np.uint64(1 << (rr * 8 + ff))
+                        passed_span[colour, sq] |= bit
+                        if ff == f:
+                            forward[colour, sq] |= bit
+                        else:
+                            attack_span[colour, sq] |= bit
+    for f in range(8):
+        for ff in (f - 1, f + 1):
+            if 0 <= ff < 8:
+                adjacent[f] |= np.uint64(0x0101010101010101 << ff)
+    return forward, passed_span, attack_span, adjacent, centre
+
+
+FORWARD_FILE, PASSED_SPAN, ATTACK_SPAN, ADJACENT_FILES, CENTRE_DISTANCE = _masks()
+
+Evaluator = namedtuple("Evaluator", ["weights", "trace", "attacks", "pawn_cache"])
+
+PAWN_CACHE_BITS = 14                      # 16,384 rows of 5 uint64: 640 KB per Evaluator
+PAWN_CACHE_SHIFT = np.uint64(64 - PAWN_CACHE_BITS)
+PAWN_HASH_WHITE = np.uint64(0x9E3779B97F4A7C15)  # odd multipliers spread the bits upwards
+PAWN_HASH_BLACK = np.uint64(0xC2B2AE3D27D4EB4F)
+PAWN_SCORE_OFFSET = 1 << 30
+
+
+# ---------------------------------------------------------------------------
+# Kernels
+# ---------------------------------------------------------------------------
+
+@njit(inline="always")
+def _term(mg, eg, ev, colour, term, count):
+    """Add ``count`` times weight ``term`` to (mg, eg), recording the count when tracing."""
+    if ev.trace.shape[1] == TRACE_WIDTH:
+        ev.trace[colour, term] += count
+    return mg + count * ev.weights[term, 0], eg + count * ev.weights[term, 1]
+
+
+@njit(inline="always")
+def _divide(a, b):
+    """a / b rounded towards zero, so that a position and its mirror image score alike."""
+    return a // b if a >= 0 else -((-a) // b)
+
+
+@njit(inline="always")
+def _distance(a, b):
+    """King (Chebyshev) distance between two squares."""
+    return max(abs((a & 7) - (b & 7)), abs((a >> 3) - (b >> 3)))
+
+
+@njit(inline="always")
+def _pawn_attack_span(pawns, colour):
+    """Squares attacked by the pawns ``pawns`` of ``colour``."""
+    if colour == 0:
+        return ((pawns & ~FILE_A) << U64_SEVEN) | ((pawns & ~FILE_H) << U64_NINE)
+    return ((pawns & ~FILE_A) >> U64_NINE) | ((pawns & ~FILE_H) >> U64_SEVEN)
+
+
+@hot_njit(inline="always")
+def _pieces(pos, tab, ev, colour):
+    """Material, piece-square, mobility, piece and king-zone attack terms of one colour.
+
+    Fills ``ev.attacks[colour]``; needs ``ev.attacks[enemy, A_PAWN]`` already set.
+    """
+    mg = 0
+    eg = 0
+    enemy = 1 - colour
+    attacks = ev.attacks
+    us = pos.colors[colour]
+    occupied = us | pos.colors[enemy]
+    our_pawns = pos.pieces[PAWN] & us
+    enemy_pawns = pos.pieces[PAWN] & pos.colors[enemy]
+    mobility_area = ~(us & (pos.pieces[PAWN] | pos.pieces[KING])) & ~attacks[enemy, A_PAWN]
+    enemy_king = lsb(pos.pieces[KING] & pos.colors[enemy])
+    king_zone = king_attacks(tab, enemy_king) | square_bb(enemy_king)
+    flip = 0 if colour == 0 else 56
+    attackers = 0
+    for kind in range(A_KNIGHT, A_QUEEN + 1):
+        attacks[colour, kind] = U64_ZERO
+    bb = us & ~pos.pieces[PAWN]   # pawns are scored with the pawn structure (and cached)
+    while bb:
+        sq = lsb(bb)
+        bb &= bb - U64_ONE
+        piece_type = pos.board[sq] & 7
+        rel = sq ^ flip
+        rank = rel >> 3
+        file = rel & 7
+        half_file = file if file < 4 else 7 - file
+        mg, eg = _term(mg, eg, ev, colour, PSQT + (piece_type - 1) * 32 + rank * 4 + half_file, 1)
+        if piece_type == KING:
+            continue
+        mg, eg = _term(mg, eg, ev, colour, MATERIAL + piece_type - 1, 1)
+        if piece_type == KNIGHT:
+            reach = knight_attacks(tab, sq)
+            mg, eg = _term(mg, eg, ev, colour, MOBILITY_KNIGHT + popcount(reach & mobility_area), 1)
+        elif piece_type == BISHOP:
+            reach = bishop_attacks(tab, sq, occupied)
+            mg, eg = _term(mg, eg, ev, colour, MOBILITY_BISHOP + popcount(reach & mobility_area), 1)
+        elif piece_type == ROOK:
+            reach = rook_attacks(tab, sq, occupied)
+            mg, eg = _term(mg, eg, ev, colour, MOBILITY_ROOK + popcount(reach & mobility_area), 1)
+            file_mask = FILE_A << np.uint64(sq & 7)
+            if (file_mask & our_pawns) == U64_ZERO:
+                if (file_mask & enemy_pawns) == U64_ZERO:
+                    mg, eg = _term(mg, eg, ev, colour, ROOK_OPEN_FILE, 1)
+                else:
+                    mg, eg = _term(mg, eg, ev, colour, ROOK_HALF_OPEN_FILE, 1)
+            if rank == 6:
+                mg, eg = _term(mg, eg, ev, colour, ROOK_ON_SEVENTH, 1)
+        else:
+            reach = bishop_attacks(tab, sq, occupied) | rook_attacks(tab, sq, occupied)
+            mg, eg = _term(mg, eg, ev, colour, MOBILITY_QUEEN + popcount(reach & mobility_area), 1)
+        attacks[colour, piece_type - 1] |= reach   # A_KNIGHT .. A_QUEEN follow piece types
+        # An outpost: a minor piece on the 4th-6th rank, guarded by a pawn, that no
+        # enemy pawn can ever chase away.
+        if (piece_type == KNIGHT or piece_type == BISHOP) and 3 <= rank <= 5:
+            if (attacks[colour, A_PAWN] & square_bb(sq)) and (ATTACK_SPAN[colour, sq] & enemy_pawns) == U64_ZERO:
+                mg, eg = _term(mg, eg, ev, colour, OUTPOST + piece_type - KNIGHT, 1)
+        zone_hits = reach & king_zone
+        if zone_hits:
+            attackers += 1
+            mg, eg = _term(mg, eg, ev, colour, KING_ZONE_ATTACKS + piece_type - KNIGHT, popcount(zone_hits))
+    if attackers > 0:
+        mg, eg = _term(mg, eg, ev, colour, KING_ATTACKERS + min(attackers, 7), 1)
+    if popcount(pos.pieces[BISHOP] & us) >= 2:
+        mg, eg = _term(mg, eg, ev, colour, BISHOP_PAIR, 1)
+    own_king = lsb(pos.pieces[KING] & us)
+    attacks[colour, A_KING] = king_attacks(tab, own_king)
+    every = attacks[colour, A_PAWN] | attacks[colour, A_KING]
+    for kind in range(A_KNIGHT, A_QUEEN + 1):
+        every |= attacks[colour, kind]
+    attacks[colour, A_ALL] = every
+    return mg, eg
+
+
+@hot_njit(inline="always")
+def _pawn_structure(pos, ev, colour):
+    """Pawns of one colour: material, piece-square, doubled, isolated, backward, connected and
+    passed pawns: (mg, eg, passers).
+
+    Depends on the pawns alone, so the result can be cached by pawn placement.
+    """
+    mg = 0
+    eg = 0
+    enemy = 1 - colour
+    our_pawns = pos.pieces[PAWN] & pos.colors[colour]
+    enemy_pawns = pos.pieces[PAWN] & pos.colors[enemy]
+    flip = 0 if colour == 0 else 56
+    step = 8 if colour == 0 else -8
+    passers = U64_ZERO
+    bb = our_pawns
+    while bb:
+        sq = lsb(bb)
+        bb &= bb - U64_ONE
+        rel = sq ^ flip
+        rank = rel >> 3
+        file = rel & 7
+        mg, eg = _term(mg, eg, ev, colour, MATERIAL, 1)
+        mg, eg = _term(mg, eg, ev, colour, PSQT + rank * 4 + (file if file < 4 else 7 - file), 1)
+        neighbours = ADJACENT_FILES[sq & 7] & our_pawns
+        if FORWARD_FILE[colour, sq] & our_pawns:
+            mg, eg = _term(mg, eg, ev, colour, PAWN_DOUBLED, 1)
+        if neighbours == U64_ZERO:
+            mg, eg = _term(mg, eg, ev, colour, PAWN_ISOLATED, 1)
+        else:
+            phalanx = neighbours & (np.uint64(0xFF) << np.uint64(sq & 56))
+            supported = ev.attacks[colour, A_PAWN] & square_bb(sq)
+            if phalanx or supported:
+                mg, eg = _term(mg, eg, ev, colour, PAWN_CONNECTED + rank, 1)
+            elif (neighbours & ~ATTACK_SPAN[colour, sq]) == U64_ZERO and (
+                    ev.attacks[enemy, A_PAWN] & square_bb(sq + step)):
+                # Backward: every neighbour has passed it, and an enemy pawn guards its stop square.
+                mg, eg = _term(mg, eg, ev, colour, PAWN_BACKWARD, 1)
+        if (PASSED_SPAN[colour, sq] & enemy_pawns) == U64_ZERO and (FORWARD_FILE[colour, sq] & our_pawns) == U64_ZERO:
+            mg, eg = _term(mg, eg, ev, colour, PASSED + rank, 1)
+            passers |= square_bb(sq)
+    return mg, eg, passers
+
+
+@hot_njit(inline="always")
+def _passed_pawn_race(pos, ev, colour, passers):
+    """Terms of one colour's passed pawns that depend on the pieces: free path, king distances."""
+    mg = 0
+    eg = 0
+    occupied = pos.colors[0] | pos.colors[1]
+    own_king = lsb(pos.pieces[KING] & pos.colors[colour])
+    enemy_king = lsb(pos.pieces[KING] & pos.colors[1 - colour])
+    flip = 0 if colour == 0 else 56
+    step = 8 if colour == 0 else -8
+    bb = passers
+    while bb:
+        sq = lsb(bb)
+        bb &= bb - U64_ONE
+        rank = (sq ^ flip) >> 3
+        stop = sq + step
+        if (FORWARD_FILE[colour, sq] & occupied) == U64_ZERO:
+            mg, eg = _term(mg, eg, ev, colour, PASSED_FREE + rank, 1)
+        mg, eg = _term(mg, eg, ev, colour, PASSED_OWN_KING + rank, _distance(own_king, stop))
+        mg, eg = _term(mg, eg, ev, colour, PASSED_ENEMY_KING + rank, _distance(enemy_king, stop))
+    return mg, eg
+
+
+@hot_njit(inline="always")
+def _pawns(pos, ev):
+    """Pawn structure of both colours, White minus Black: (mg, eg, passers of each colour).
+
+    Looked up in ``ev.pawn_cache`` by pawn placement (bypassed when tracing, which needs
+    every count): a row holds White's and Black's pawns, mg and eg (offset to stay
+    positive) and the passed pawns of both colours.
+    """
+    white = pos.pieces[PAWN] & pos.colors[0]
+    black = pos.pieces[PAWN] & pos.colors[1]
+    cache = ev.pawn_cache
+    tracing = ev.trace.shape[1] == TRACE_WIDTH
+    slot = ((white * PAWN_HASH_WHITE) ^ (black * PAWN_HASH_BLACK)) >> PAWN_CACHE_SHIFT
+    if not tracing and cache[slot, 0] == white and cache[slot, 1] == black:
+        mg = np.int64(cache[slot, 2]) - PAWN_SCORE_OFFSET
+        eg = np.int64(cache[slot, 3]) - PAWN_SCORE_OFFSET
+        passers = cache[slot, 4]
+        return mg, eg, passers & white, passers & black
+    mg_w, eg_w, passers_w = _pawn_structure(pos, ev, 0)
+    mg_b, eg_b, passers_b = _pawn_structure(pos, ev, 1)
+    mg = mg_w - mg_b
+    eg = eg_w - eg_b
+    cache[slot, 0] = white
+    cache[slot, 1] = black
+    cache[slot, 2] = np.uint64(mg + PAWN_SCORE_OFFSET)
+    cache[slot, 3] = np.uint64(eg + PAWN_SCORE_OFFSET)
+    cache[slot, 4] = passers_w | passers_b
+    return mg, eg, passers_w, passers_b
+
+
+@hot_njit(inline="always")
+def _king_safety(pos, tab, ev, colour):
+    """Pawn shield, pawn storm and open files around one colour's king; its safe checks on the other."""
+    mg = 0
+    eg = 0
+    enemy = 1 - colour
+    our_pawns = pos.pieces[PAWN] & pos.colors[colour]
+    enemy_pawns = pos.pieces[PAWN] & pos.colors[enemy]
+    king = lsb(pos.pieces[KING] & pos.colors[colour])
+    king_file = min(max(king & 7, 1), 6)
+    king_rank = king >> 3
+    for file in range(king_file - 1, king_file + 2):
+        ahead = FORWARD_FILE[colour, king_rank * 8 + file] | square_bb(king_rank * 8 + file)
+        ours = ahead & our_pawns
+        theirs = ahead & enemy_pawns
+        if ours:
+            nearest = lsb(ours) if colour == 0 else msb(ours)
+            distance = abs((nearest >> 3) - king_rank)
+            mg, eg = _term(mg, eg, ev, colour, KING_SHIELD + (0 if distance <= 1 else 1), 1)
+        else:
+            mg, eg = _term(mg, eg, ev, colour, KING_SHIELD + 2, 1)
+            if theirs == U64_ZERO:
+                mg, eg = _term(mg, eg, ev, colour, KING_OPEN_FILE, 1)
+        if theirs:
+            nearest = lsb(theirs) if colour == 0 else msb(theirs)
+            distance = abs((nearest >> 3) - king_rank)
+            if 1 <= distance <= 4:
+                mg, eg = _term(mg, eg, ev, colour, KING_STORM + distance - 1, 1)
+    # Safe checks this colour could give: squares that check the enemy king, reached
+    # by one of our pieces, not occupied by us and not attacked by the enemy.
+    attacks = ev.attacks
+    occupied = pos.colors[0] | pos.colors[1]
+    enemy_king = lsb(pos.pieces[KING] & pos.colors[enemy])
+    safe = ~attacks[enemy, A_ALL] & ~pos.colors[colour]
+    diagonal = bishop_attacks(tab, enemy_king, occupied) & safe
+    straight = rook_attacks(tab, enemy_king, occupied) & safe
+    knight_checks = popcount(knight_attacks(tab, enemy_king) & safe & attacks[colour, A_KNIGHT])
+    if knight_checks:
+        mg, eg = _term(mg, eg, ev, colour, SAFE_CHECKS, knight_checks)
+    bishop_checks = popcount(diagonal & attacks[colour, A_BISHOP])
+    if bishop_checks:
+        mg, eg = _term(mg, eg, ev, colour, SAFE_CHECKS + 1, bishop_checks)
+    rook_checks = popcount(straight & attacks[colour, A_ROOK])
+    if rook_checks:
+        mg, eg = _term(mg, eg, ev, colour, SAFE_CHECKS + 2, rook_checks)
+    queen_checks = popcount((diagonal | straight) & attacks[colour, A_QUEEN])
+    if queen_checks:
+        mg, eg = _term(mg, eg, ev, colour, SAFE_CHECKS + 3, queen_checks)
+    return mg, eg
+
+
+@hot_njit(inline="always")
+def _threats(pos, ev, colour):
+    """Enemy pieces this colour attacks with something cheaper, and undefended ones it attacks."""
+    mg = 0
+    eg = 0
+    enemy = 1 - colour
+    attacks = ev.attacks
+    them = pos.colors[enemy]
+    by_pawn = attacks[colour, A_PAWN] & them
+    if by_pawn:
+        for victim in range(KNIGHT, KING):
+            hits = popcount(by_pawn & pos.pieces[victim])
+            if hits:
+                mg, eg = _term(mg, eg, ev, colour, THREAT_BY_PAWN + victim - KNIGHT, hits)
+    by_minor = (attacks[colour, A_KNIGHT] | attacks[colour, A_BISHOP]) & them
+    for victim in range(ROOK, KING):
+        hits = popcount(by_minor & pos.pieces[victim])
+        if hits:
+            mg, eg = _term(mg, eg, ev, colour, THREAT_BY_MINOR + victim - ROOK, hits)
+    hits = popcount(attacks[colour, A_ROOK] & them & pos.pieces[QUEEN])
+    if hits:
+        mg, eg = _term(mg, eg, ev, colour, THREAT_BY_ROOK, hits)
+    hanging = popcount(attacks[colour, A_ALL] & them & ~pos.pieces[KING] & ~attacks[enemy, A_ALL])
+    if hanging:
+        mg, eg = _term(mg, eg, ev, colour, HANGING, hanging)
+    return mg, eg
+
+
+@njit(inline="always")
+def _minor_major_units(pos, colour):
+    """Non-pawn material of one colour in pawn units (3, 3, 5, 9)."""
+    us = pos.colors[colour]
+    p = pos.pieces
+    return (3 * popcount((p[KNIGHT] | p[BISHOP]) & us) + 5 * popcount(p[ROOK] & us)
+            + 9 * popcount(p[QUEEN] & us))
+
+
+@hot_njit(inline="always")
+def _endgame_scale(pos, strong):
+    """Endgame scale (of 64) for the side ``strong`` that the endgame score favours."""
+    p = pos.pieces
+    weak = 1 - strong
+    strong_units = _minor_major_units(pos, strong)
+    if (p[PAWN] & pos.colors[strong]) == U64_ZERO:
+        if strong_units <= 3 or (strong_units == 6 and popcount(p[KNIGHT] & pos.colors[strong]) == 2):
+            return SCALE_CANNOT_WIN   # a minor piece, or two knights
+        if strong_units - _minor_major_units(pos, weak) <= 3:
+            return SCALE_MINOR_AHEAD
+    bishops = p[BISHOP]
+    if (p[KNIGHT] | p[ROOK] | p[QUEEN]) == U64_ZERO and popcount(bishops & pos.colors[0]) == 1 \
+            and popcount(bishops & pos.colors[1]) == 1:
+        dark = popcount(bishops & DARK_SQUARES)
+        if dark == 1:
+            return SCALE_OPPOSITE_BISHOPS
+    return SCALE_NORMAL
+
+
+@hot_njit(inline="always")
+def _mop_up(pos, strong):
+    """Endgame bonus for ``strong`` against a bare king: drive it to the edge (KBNK: the right corner)."""
+    weak = 1 - strong
+    p = pos.pieces
+    if (pos.colors[weak] & ~p[KING]) != U64_ZERO or (p[PAWN] & pos.colors[strong]) != U64_ZERO:
+        return 0
+    units = _minor_major_units(pos, strong)
+    bishops = p[BISHOP] & pos.colors[strong]
+    knights = p[KNIGHT] & pos.colors[strong]
+    if units < 5 or (units == 6 and knights != U64_ZERO and popcount(knights) == 2):
+        return 0   # a minor piece or two knights cannot force mate
+    lone = lsb(p[KING] & pos.colors[weak])
+    winner = lsb(p[KING] & pos.colors[strong])
+    bonus = MOPUP_BONUS + MOPUP_KINGS_CLOSE * (7 - _distance(lone, winner))
+    if units == 6 and popcount(bishops) == 1 and popcount(knights) == 1:
+        if bishops & DARK_SQUARES:
+            corner = min(_distance(lone, 0), _distance(lone, 63))
+        else:
+            corner = min(_distance(lone, 7), _distance(lone, 56))
+        bonus += MOPUP_CORNER * (7 - corner)
+    else:
+        bonus += MOPUP_EDGE * CENTRE_DISTANCE[lone]
+    return bonus
 
 
 @hot_njit
-def evaluate(pos, psqt):
-    """Tapered material + piece-square score in centipawns for the side to move."""
-    occupied = pos.colors[0] | pos.colors[1]
-    mg = 0
-    eg = 0
-    phase = 0
-    board = pos.board
-    while occupied:
-        sq = lsb(occupied)
-        occupied &= occupied - U64_ONE
-        piece = board[sq]
-        mg += psqt[0, piece, sq]
-        eg += psqt[1, piece, sq]
-        phase += PHASE_WEIGHT[piece]
+def evaluate(pos, tab, ev):
+    """Static score of the position in centipawns for the side to move."""
+    return evaluate_inline(pos, tab, ev)
+
+
+@hot_njit(inline="always")
+def evaluate_inline(pos, tab, ev):
+    """``evaluate``, inlined where it is called at every node.
+
+    A call passes every array of ``pos``, ``tab`` and ``ev`` as separate machine
+    arguments (about a hundred words), which costs about as much as a third of the
+    evaluation itself; the search has one call site per node and inlines it.
+    """
+    p = pos.pieces
+    # Step 1. Pawn attacks first: mobility and outposts of both sides need them.
+    ev.attacks[0, A_PAWN] = _pawn_attack_span(p[PAWN] & pos.colors[0], 0)
+    ev.attacks[1, A_PAWN] = _pawn_attack_span(p[PAWN] & pos.colors[1], 1)
+    # Step 2. Pieces but pawns: material, piece-square, mobility, rooks, outposts, king-zone attacks.
+    mg_w, eg_w = _pieces(pos, tab, ev, 0)
+    mg_b, eg_b = _pieces(pos, tab, ev, 1)
+    # Step 3. Pawns: material, piece-square and structure (cached by pawn placement), then
+    # what their passed pawns' race owes to the other pieces.
+    pawn_mg, pawn_eg, passers_w, passers_b = _pawns(pos, ev)
+    m, e = _passed_pawn_race(pos, ev, 0, passers_w)
+    mg_w += m + pawn_mg
+    eg_w += e + pawn_eg
+    m, e = _passed_pawn_race(pos, ev, 1, passers_b)
+    mg_b += m
+    eg_b += e
+    # Step 4. King safety (needs both sides' attack maps).
+    m, e = _king_safety(pos, tab, ev, 0)
+    mg_w += m
+    eg_w += e
+    m, e = _king_safety(pos, tab, ev, 1)
+    mg_b += m
+    eg_b += e
+    # Step 5. Threats.
+    m, e = _threats(pos, ev, 0)
+    mg_w += m
+    eg_w += e
+    m, e = _threats(pos, ev, 1)
+    mg_b += m
+    eg_b += e
+    # Step 6. Tempo for the side to move.
+    side = pos.state[ST_SIDE]
+    if side == 0:
+        mg_w, eg_w = _term(mg_w, eg_w, ev, 0, TEMPO, 1)
+    else:
+        mg_b, eg_b = _term(mg_b, eg_b, ev, 1, TEMPO, 1)
+    mg = mg_w - mg_b
+    eg = eg_w - eg_b
+    # Step 7. Endgame knowledge: drawish material scales the endgame score down; a
+    # bare king is driven to the edge.
+    strong = 0 if eg >= 0 else 1
+    scale = _endgame_scale(pos, strong)
+    mop_up = _mop_up(pos, strong)
+    if strong == 1:
+        mop_up = -mop_up
+    # Step 8. Blend middlegame and endgame by the material left on the board.
+    phase = (PHASE_KNIGHT * popcount(p[KNIGHT]) + PHASE_BISHOP * popcount(p[BISHOP])
+             + PHASE_ROOK * popcount(p[ROOK]) + PHASE_QUEEN * popcount(p[QUEEN]))
     if phase > MAX_PHASE:
         phase = MAX_PHASE
-    score = (mg * phase + eg * (MAX_PHASE - phase)) // MAX_PHASE
-    if pos.state[ST_SIDE] == 1:
-        score = -score
-    return score + TEMPO
+    if ev.trace.shape[1] == TRACE_WIDTH:
+        ev.trace[0, TRACE_PHASE] = phase
+        ev.trace[0, TRACE_SCALE] = scale
+        ev.trace[0, TRACE_MOPUP] = mop_up
+    eg = _divide(eg * scale, SCALE_NORMAL) + mop_up
+    score = _divide(mg * phase + eg * (MAX_PHASE - phase), MAX_PHASE)
+    return score if side == 0 else -score
 
 
-def explain(board, psqt: np.ndarray) -> list[str]:
-    """Lines for ``eval``: each side's material + piece-square sums, the phase blend, the total."""
-    totals = {0: [0, 0], 1: [0, 0]}
-    phase = 0
-    for sq in range(64):
-        piece = int(board.pos.board[sq])
-        if piece:
-            colour = piece >> 3
-            totals[colour][0] += int(psqt[0, piece, sq])
-            totals[colour][1] += int(psqt[1, piece, sq])
-            phase += int(PHASE_WEIGHT[piece])
-    phase = min(phase, MAX_PHASE)
-    mg = totals[0][0] + totals[1][0]
-    eg = totals[0][1] + totals[1][1]
-    white = (mg * phase + eg * (MAX_PHASE - phase)) // MAX_PHASE
+# ---------------------------------------------------------------------------
+# Python side: weights file, evaluators, the ``eval`` breakdown
+# ---------------------------------------------------------------------------
+
+WEIGHTS_FILE = Path(__file__).resolve().parent / "weights.txt"
+
+
+def load_weights(path: Path | str = WEIGHTS_FILE) -> np.ndarray:
+    """The weight table from a ``name mg eg`` file; rows it does not name stay 0."""
+    index = {name: i for i, name in enumerate(TERM_NAMES)}
+    weights = np.zeros((N_TERMS, 2), dtype=np.int32)
+    for line in Path(path).read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        name, mg, eg = line.split()
+        if name not in index:
+            raise ValueError(f"{path}: unknown evaluation term {name!r}")
+        weights[index[name]] = (int(mg), int(eg))
+    return weights
+
+
+def save_weights(weights: np.ndarray, path: Path | str = WEIGHTS_FILE, header: str = "") -> None:
+    """Write the weight table as ``name mg eg`` lines (the format ``load_weights`` reads)."""
+    lines = [f"# {line}" for line in header.splitlines()]
+    width = max(len(name) for name in TERM_NAMES)
+    lines += [f"{name:<{width}} {int(mg):6d} {int(eg):6d}" for name, (mg, eg) in zip(TERM_NAMES, weights)]
+    Path(path).write_text("\n".join(lines) + "\n")
+
+
+def make_evaluator(weights: np.ndarray | None = None, traced: bool = False) -> Evaluator:
+    """An Evaluator over ``weights`` (default: the committed table); ``traced`` records features."""
+    if weights is None:
+        weights = load_weights()
+    trace = np.zeros((2, TRACE_WIDTH if traced else 1), dtype=np.int32)
+    pawn_cache = np.zeros((1 << PAWN_CACHE_BITS, 5), dtype=np.uint64)
+    pawn_cache[:, 2:4] = PAWN_SCORE_OFFSET  # an empty row reads as the pawnless position: 0
+    return Evaluator(np.ascontiguousarray(weights, dtype=np.int32), trace,
+                     np.zeros((2, ATTACK_KINDS), dtype=np.uint64), pawn_cache)
+
+
+def trace_position(pos, tab, ev: Evaluator) -> int:
+    """Evaluate with a traced Evaluator after clearing its trace; returns the score."""
+    ev.trace[:] = 0
+    return int(evaluate(pos, tab, ev))
+
+
+def explain(board, weights: np.ndarray) -> list[str]:
+    """Lines for ``eval``: each feature group's contribution for White and Black, then the blend."""
+    ev = make_evaluator(weights, traced=True)
+    score = trace_position(board.pos, board.tab, ev)
+    counts = ev.trace[:, :N_TERMS].astype(np.int64)
+    groups: dict[str, np.ndarray] = {}
+    for term, name in enumerate(TERM_NAMES):
+        group = name.split(".")[0]
+        if group == "pawns" or group == "passed":
+            group = "pawns" if group == "pawns" else "passed pawns"
+        rows = groups.setdefault(group, np.zeros((2, 2), dtype=np.int64))
+        rows += counts[:, term:term + 1] * weights[term].astype(np.int64)
+    phase = int(ev.trace[0, TRACE_PHASE])
+    scale = int(ev.trace[0, TRACE_SCALE])
+    mop_up = int(ev.trace[0, TRACE_MOPUP])
     lines = [
-        "     Term    |    White    |    Black    |    Total",
-        "             |   MG    EG  |   MG    EG  |   MG    EG",
-        f" Material+PST| {totals[0][0]:5} {totals[0][1]:5} | {totals[1][0]:5} {totals[1][1]:5} | {mg:5} {eg:5}",
-        f"Phase {phase}/{MAX_PHASE}: blended {white} cp for White, tempo {TEMPO} for the side to move",
-        f"Final evaluation: {int(evaluate(board.pos, psqt))} cp (side to move)",
+        "      Term      |    White    |    Black    |    Total",
+        "                |   MG    EG  |   MG    EG  |   MG    EG",
+        "----------------+-------------+-------------+------------",
     ]
+    total = np.zeros(2, dtype=np.int64)
+    for group, rows in groups.items():
+        diff = rows[0] - rows[1]
+        total += diff
+        lines.append(f"{group:>15} | {rows[0, 0]:5d} {rows[0, 1]:5d} | {rows[1, 0]:5d} {rows[1, 1]:5d} |"
+                     f" {diff[0]:5d} {diff[1]:5d}")
+    lines.append("----------------+-------------+-------------+------------")
+    lines.append(f"{'Total':>15} |             |             | {total[0]:5d} {total[1]:5d}")
+    white = score if board.pos.state[ST_SIDE] == 0 else -score
+    lines.append(f"Phase {phase}/{MAX_PHASE}, endgame scale {scale}/{SCALE_NORMAL}, mop-up {mop_up}: "
+                 f"{white} cp for White")
+    lines.append(f"Final evaluation: {score} cp (side to move)")
     return lines

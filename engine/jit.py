@@ -120,3 +120,16 @@ def lsb(typingctx, bb):
         return builder.cttz(args[0], ir.Constant(ir.IntType(1), 1))
 
     return types.int64(bb), codegen
+
+
+@intrinsic
+def msb(typingctx, bb):
+    """Index of the highest set bit of a non-zero uint64 (63 minus LLVM ctlz)."""
+    if not isinstance(bb, types.Integer):
+        return None
+
+    def codegen(context, builder, signature, args):
+        zeros = builder.ctlz(args[0], ir.Constant(ir.IntType(1), 1))
+        return builder.sub(ir.Constant(ir.IntType(64), 63), zeros)
+
+    return types.int64(bb), codegen

@@ -18,18 +18,18 @@ from engine.tt import MATE
 
 
 @hot_njit
-def minimax(pos, tab, psqt, moves, counters, depth, ply):
+def minimax(pos, tab, ev, moves, counters, depth, ply):
     """Negamax value of the position ``depth`` plies deep; ``moves`` has one row per ply."""
     counters[0] += 1
     if depth <= 0:
-        return evaluate(pos, psqt)
+        return evaluate(pos, tab, ev)
     count = generate_moves(pos, tab, moves[ply], 0, GEN_ALL)
     if count == 0:
         return -MATE + ply if in_check(pos, tab) else 0
     best = -MATE - 1
     for i in range(count):
         make_move(pos, tab, moves[ply, i])
-        score = -minimax(pos, tab, psqt, moves, counters, depth - 1, ply + 1)
+        score = -minimax(pos, tab, ev, moves, counters, depth - 1, ply + 1)
         unmake_move(pos, tab)
         if score > best:
             best = score

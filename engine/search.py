@@ -49,7 +49,7 @@ from engine.defs import (
     BISHOP, H_MOVE, KING, KNIGHT, MAX_MOVES, MAX_PLY, PAWN, QUEEN, ROOK, ST_CASTLING, ST_HALFMOVE, ST_PLY,
     ST_SIDE, U64_ZERO,
 )
-from engine.evaluate import evaluate
+from engine.evaluate import evaluate, evaluate_inline
 from engine.jit import hot_njit, popcount
 from engine.move import PROMOTION, move_from, move_kind, move_promo_type, move_to
 from engine.moveorder import (
@@ -219,7 +219,7 @@ def update_quiet_history(sd, side, move, bonus):
 
 
 @hot_njit
-def search(pos, tab, tt, sd, psqt, tb, scratch, alpha, beta, depth, ply):
+def search(pos, tab, tt, sd, ev, tb, scratch, alpha, beta, depth, ply):
     """Score of the position searched ``depth`` plies deep within (alpha, beta); root at ply 0."""
     config = sd.config
     counters = sd.counters
@@ -237,7 +237,7 @@ def search(pos, tab, tt, sd, psqt, tb, scratch, alpha, beta, depth, ply):
         sd.control[K_STOP] = 1
         return 0
     if ply >= MAX_PLY - 1:
-        return evaluate(pos, psqt)
+        return evaluate(pos, tab, ev)
 
     # Step 2. Draws: fifty-move rule, repetition, insufficient material.
     if not root:
@@ -310,15 +310,21 @@ def search(pos, tab, tt, sd, psqt, tb, scratch, alpha, beta, depth, ply):
                     else:
                         tb_ceiling = tb_value
 
+    # Step 4c. Static evaluation (the TT keeps it): quiescence stands pat on it and the
+    # pruning steps measure their margins from it.  In check there is none.
+    static_eval = -INFINITE
+    if not checked and (depth > 0 or config[CFG_QUIESCENCE]):
+        static_eval = tt_eval if tt_hit else evaluate_inline(pos, tab, ev)
+
     # Step 5. Quiescence search at the horizon: only captures (every evasion in check).
     if depth <= 0:
         if not config[CFG_QUIESCENCE]:
-            return evaluate(pos, psqt)
+            return evaluate(pos, tab, ev)
         if checked:
             best = -INFINITE
             stand_pat = -INFINITE
         else:
-            stand_pat = tt_eval if tt_hit else evaluate(pos, psqt)
+            stand_pat = static_eval
             best = stand_pat
             if stand_pat >= beta:
                 return stand_pat
@@ -346,7 +352,7 @@ def search(pos, tab, tt, sd, psqt, tb, scratch, alpha, beta, depth, ply):
             make_move(pos, tab, move)
             # depth (<= 0) is passed on, not a literal 0: a literal argument would type a
             # second overload of this recursive kernel, which numba's cache cannot reload.
-            score = -search(pos, tab, tt, sd, psqt, tb, scratch, -beta, -alpha, depth, ply + 1)
+            score = -search(pos, tab, tt, sd, ev, tb, scratch, -beta, -alpha, depth, ply + 1)
             unmake_move(pos, tab)
             if sd.control[K_STOP] != 0:
                 return 0
@@ -365,11 +371,9 @@ def search(pos, tab, tt, sd, psqt, tb, scratch, alpha, beta, depth, ply):
 
     # Step 6. Static evaluation, and whether it improved on our previous move.
     if checked:
-        static_eval = -INFINITE
         sd.static_eval[ply] = -INFINITE
         improving = False
     else:
-        static_eval = tt_eval if tt_hit else evaluate(pos, psqt)
         sd.static_eval[ply] = static_eval
         # No evaluation two plies back (near the root): no evidence of getting worse.
         improving = ply < 2 or static_eval > sd.static_eval[ply - 2]
@@ -392,7 +396,7 @@ def search(pos, tab, tt, sd, psqt, tb, scratch, alpha, beta, depth, ply):
             and ply >= counters[C_NMP_GUARD] and has_non_pawn_material(pos, side)):
         r = NMP_BASE_REDUCTION + depth // NMP_DEPTH_DIVISOR + min((eval_estimate - beta) // NMP_EVAL_DIVISOR, 3)
         make_null_move(pos, tab)
-        score = -search(pos, tab, tt, sd, psqt, tb, scratch, -beta, -beta + 1, depth - 1 - r, ply + 1)
+        score = -search(pos, tab, tt, sd, ev, tb, scratch, -beta, -beta + 1, depth - 1 - r, ply + 1)
         unmake_null_move(pos, tab)
         if sd.control[K_STOP] != 0:
             return 0
@@ -403,7 +407,7 @@ def search(pos, tab, tt, sd, psqt, tb, scratch, alpha, beta, depth, ply):
                 return score
             # Verification search (zugzwang guard): the same node without null moves near here.
             counters[C_NMP_GUARD] = ply + 3 * (depth - r) // 4
-            verified = search(pos, tab, tt, sd, psqt, tb, scratch, beta - 1, beta, depth - r, ply)
+            verified = search(pos, tab, tt, sd, ev, tb, scratch, beta - 1, beta, depth - r, ply)
             counters[C_NMP_GUARD] = 0
             if verified >= beta:
                 return score
@@ -469,7 +473,7 @@ def search(pos, tab, tt, sd, psqt, tb, scratch, alpha, beta, depth, ply):
                 and tt_depth >= depth - 3 and tt_bound != BOUND_UPPER and abs(tt_score) < MATE_IN_MAX_PLY):
             singular_beta = tt_score - SINGULAR_MARGIN * depth
             sd.excluded[ply] = move
-            score = search(pos, tab, tt, sd, psqt, tb, scratch, singular_beta - 1, singular_beta, (depth - 1) // 2, ply)
+            score = search(pos, tab, tt, sd, ev, tb, scratch, singular_beta - 1, singular_beta, (depth - 1) // 2, ply)
             sd.excluded[ply] = 0
             if sd.control[K_STOP] != 0:
                 return 0
@@ -497,7 +501,7 @@ def search(pos, tab, tt, sd, psqt, tb, scratch, alpha, beta, depth, ply):
 
         # Step 15. Principal variation search with late-move reductions.
         if moves_searched == 0:
-            score = -search(pos, tab, tt, sd, psqt, tb, scratch, -beta, -alpha, new_depth, ply + 1)
+            score = -search(pos, tab, tt, sd, ev, tb, scratch, -beta, -alpha, new_depth, ply + 1)
         else:
             reduction = 0
             if (config[CFG_REDUCTIONS] and depth >= LMR_MIN_DEPTH and moves_searched >= LMR_MIN_MOVES
@@ -515,11 +519,11 @@ def search(pos, tab, tt, sd, psqt, tb, scratch, alpha, beta, depth, ply):
                     reduction = 0
                 if reduction > new_depth - 1:
                     reduction = max(new_depth - 1, 0)
-            score = -search(pos, tab, tt, sd, psqt, tb, scratch, -alpha - 1, -alpha, new_depth - reduction, ply + 1)
+            score = -search(pos, tab, tt, sd, ev, tb, scratch, -alpha - 1, -alpha, new_depth - reduction, ply + 1)
             if score > alpha and reduction > 0:
-                score = -search(pos, tab, tt, sd, psqt, tb, scratch, -alpha - 1, -alpha, new_depth, ply + 1)
+                score = -search(pos, tab, tt, sd, ev, tb, scratch, -alpha - 1, -alpha, new_depth, ply + 1)
             if score > alpha and score < beta:
-                score = -search(pos, tab, tt, sd, psqt, tb, scratch, -beta, -alpha, new_depth, ply + 1)
+                score = -search(pos, tab, tt, sd, ev, tb, scratch, -beta, -alpha, new_depth, ply + 1)
         unmake_move(pos, tab)
         if sd.control[K_STOP] != 0:
             return 0

@@ -22,7 +22,7 @@ import numpy as np
 
 from engine.board import Board
 from engine.defs import MAX_PLY, ST_PLY
-from engine.evaluate import default_psqt
+from engine.evaluate import make_evaluator
 from engine.search import (
     CFG_TB_DEPTH, CFG_TB_PIECES, CFG_TB_RULE50, C_FAIL_HIGH, C_FAIL_HIGH_FIRST, C_NODES, C_SELDEPTH, C_TBHITS, INFINITE, K_NODE_LIMIT, K_STOP,
     ROOT_COUNT, ROOT_PV_START, age_history, clear_heuristics, new_search_data, search, tt_move_of,
@@ -96,7 +96,7 @@ class Searcher:
         self.control = np.zeros(4, dtype=np.int64)
         self.sd = new_search_data(self.control)
         self.tt = new_table(hash_mb)
-        self.psqt = default_psqt()
+        self.ev = make_evaluator()  # one per searching thread (scratch attack maps)
         self.multipv = 1
         self.move_overhead = 0.030
         self.show_wdl = False
@@ -262,7 +262,7 @@ class Searcher:
         tb, scratch = self.tb_tables, self.tb_scratch
         tt.generation[0] += 1
         age_history(sd)
-        pos, tab, psqt = board.pos, board.tab, self.psqt
+        pos, tab, ev = board.pos, board.tab, self.ev
         lines: list[PvLine] = [PvLine(0, [root_moves[0]])]
         max_depth = min(limits.depth or MAX_SEARCH_DEPTH, MAX_SEARCH_DEPTH)
         previous_scores: dict[int, int] = {}
@@ -282,7 +282,7 @@ class Searcher:
                     alpha, beta = -INFINITE, INFINITE
                 while True:
                     sd.root_scores[pv_index:count] = -INFINITE
-                    score = int(search(pos, tab, tt, sd, psqt, tb, scratch, alpha, beta, depth, 0))
+                    score = int(search(pos, tab, tt, sd, ev, tb, scratch, alpha, beta, depth, 0))
                     if self.control[K_STOP]:
                         break
                     self._sort_root(pv_index, count)

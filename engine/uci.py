@@ -583,7 +583,7 @@ class UciEngine:
         """Non-UCI ``eval``: the static evaluation of the current position, term by term."""
         from engine.evaluate import explain
 
-        for line in explain(self.board, self.searcher.psqt):
+        for line in explain(self.board, self.searcher.ev.weights):
             self.out.send(line)
 
     def cmd_help(self, args: list[str]) -> None:

@@ -58,7 +58,7 @@ def warm_up() -> float:
     searcher = Searcher(hash_mb=1)
     searcher.think(board, Limits(depth=3), lambda line: None)
     searcher.new_game()
-    minimax(board.pos, board.tab, searcher.psqt, np.zeros((8, 256), dtype=np.int32), np.zeros(1, dtype=np.int64), 1, 0)
+    minimax(board.pos, board.tab, searcher.ev, np.zeros((8, 256), dtype=np.int32), np.zeros(1, dtype=np.int64), 1, 0)
 
     # Syzygy probing: empty tables have the same array types as loaded ones.
     from engine.syzygy import empty_tablebases, make_scratch, probe_table, probe_wdl

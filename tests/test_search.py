@@ -14,7 +14,7 @@ import pytest
 from engine.bench import BENCH_POSITIONS
 from engine.board import Board
 from engine.syzygy import empty_tablebases, make_scratch
-from engine.evaluate import default_psqt
+from engine.evaluate import make_evaluator
 from engine.minimax import minimax
 from engine.search import (
     C_NODES, CONFIG_SIZE, INFINITE, ROOT_COUNT, ROOT_PV_START, new_search_data, search,
@@ -38,7 +38,7 @@ def alpha_beta_root(board: Board, depth: int) -> tuple[int, int]:
     sd.root_moves[: len(moves)] = moves
     sd.root_info[ROOT_COUNT] = len(moves)
     sd.root_info[ROOT_PV_START] = 0
-    score = search(board.pos, board.tab, new_table(1), sd, default_psqt(), empty_tablebases(), make_scratch(),
+    score = search(board.pos, board.tab, new_table(1), sd, make_evaluator(), empty_tablebases(), make_scratch(),
                    -INFINITE, INFINITE, depth, 0)
     return int(score), int(sd.counters[C_NODES])
 
@@ -47,7 +47,7 @@ def minimax_root(board: Board, depth: int) -> tuple[int, int]:
     """(root value, nodes) of the plain minimax reference."""
     counters = np.zeros(1, dtype=np.int64)
     moves = np.zeros((depth + 2, 256), dtype=np.int32)
-    score = minimax(board.pos, board.tab, default_psqt(), moves, counters, depth, 0)
+    score = minimax(board.pos, board.tab, make_evaluator(), moves, counters, depth, 0)
     return int(score), int(counters[0])
 
 

@@ -1,0 +1,197 @@
+"""Texel tuning: fit the evaluation weights to labelled positions by gradient descent.
+
+The evaluation is linear in its weights (``engine.evaluate``): for a position with
+feature counts ``x`` (White's minus Black's, one per row of the weight table), game
+phase ``p`` (0..24) and endgame scale ``s`` (of 64),
+
+    eval = (x . w_mg * p + (x . w_eg * s / 64 + mop_up) * (24 - p)) / 24
+
+A traced evaluation of every position gives ``x``, ``p``, ``s`` and the fixed mop-up,
+so the whole data set becomes one matrix ``X`` and the fit needs no engine calls.
+The loss is the mean squared error between ``sigmoid(K * eval)`` and a target that
+mixes the game result with Stockfish's score, ``lambda * result + (1 - lambda) *
+sigmoid(K * stockfish_cp)`` (``K = ln 10 / 400``: 400 cp is ten-to-one odds), and Adam
+minimises it over full batches.  A held-out tenth of the positions checks for
+over-fitting.
+
+Data: ``FEN;score;result`` lines (score in centipawns for White, result 1, 0.5 or 0
+for White), as written by ``python -m engine.tools.datagen``.  Typical run::
+
+    python -m engine.tools.tune --data /work/data/texel.txt --start engine/weights_start.txt --out engine/weights.txt
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from tqdm import tqdm
+
+K_LOGISTIC = math.log(10) / 400
+
+
+def load_positions(path: Path, limit: int | None = None) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """FENs, Stockfish scores (cp, White's view) and results (White's view) from a data file."""
+    fens: list[str] = []
+    scores: list[float] = []
+    results: list[float] = []
+    with open(path) as handle:
+        for line in handle:
+            parts = line.strip().split(";")
+            if len(parts) != 3:
+                continue
+            fens.append(parts[0])
+            scores.append(float(parts[1]))
+            results.append(float(parts[2]))
+            if limit and len(fens) >= limit:
+                break
+    return fens, np.array(scores), np.array(results)
+
+
+def feature_matrix(fens: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Traced features of every position: X int16[N, N_TERMS], phase, scale, mop-up."""
+    from engine.board import Board
+    from engine.evaluate import N_TERMS, TRACE_MOPUP, TRACE_PHASE, TRACE_SCALE, make_evaluator, trace_position
+
+    ev = make_evaluator(traced=True)
+    X = np.zeros((len(fens), N_TERMS), dtype=np.int16)
+    phase = np.zeros(len(fens), dtype=np.float64)
+    scale = np.zeros(len(fens), dtype=np.float64)
+    mop_up = np.zeros(len(fens), dtype=np.float64)
+    for i, fen in enumerate(tqdm(fens, desc="tracing", unit="pos", mininterval=1.0)):
+        board = Board(fen)
+        trace_position(board.pos, board.tab, ev)
+        X[i] = ev.trace[0, :N_TERMS] - ev.trace[1, :N_TERMS]
+        phase[i] = ev.trace[0, TRACE_PHASE]
+        scale[i] = ev.trace[0, TRACE_SCALE]
+        mop_up[i] = ev.trace[0, TRACE_MOPUP]
+    return X, phase, scale, mop_up
+
+
+def sigmoid(x: np.ndarray) -> np.ndarray:
+    """Logistic function."""
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+class LinearEval:
+    """The evaluation as a function of its weights, over a fixed feature matrix."""
+
+    def __init__(self, X: np.ndarray, phase: np.ndarray, scale: np.ndarray, mop_up: np.ndarray) -> None:
+        self.X = X.astype(np.float32)
+        self.mg_factor = (phase / 24.0).astype(np.float32)
+        self.eg_factor = (scale / 64.0 * (24.0 - phase) / 24.0).astype(np.float32)
+        self.constant = (mop_up * (24.0 - phase) / 24.0).astype(np.float32)
+
+    def __call__(self, weights: np.ndarray) -> np.ndarray:
+        """Evaluation of every position (cp, White's view) for float weights [N_TERMS, 2]."""
+        w = weights.astype(np.float32)
+        return (self.X @ w[:, 0]) * self.mg_factor + (self.X @ w[:, 1]) * self.eg_factor + self.constant
+
+    def loss_and_gradient(self, weights: np.ndarray, target: np.ndarray) -> tuple[float, np.ndarray]:
+        """Mean squared error of sigmoid(K * eval) against ``target`` and its gradient."""
+        predicted = sigmoid(K_LOGISTIC * self(weights))
+        error = predicted - target
+        loss = float(np.mean(error ** 2))
+        g = (2.0 / len(target)) * error * predicted * (1.0 - predicted) * K_LOGISTIC
+        gradient = np.empty_like(weights)
+        gradient[:, 0] = self.X.T @ (g * self.mg_factor).astype(np.float32)
+        gradient[:, 1] = self.X.T @ (g * self.eg_factor).astype(np.float32)
+        return loss, gradient
+
+    def loss(self, weights: np.ndarray, target: np.ndarray) -> float:
+        """Mean squared error only."""
+        return float(np.mean((sigmoid(K_LOGISTIC * self(weights)) - target) ** 2))
+
+
+def adam(model: LinearEval, weights: np.ndarray, target: np.ndarray, epochs: int, rate: float,
+         frozen: np.ndarray, l2: float = 0.0, check: tuple[LinearEval, np.ndarray] | None = None) -> np.ndarray:
+    """Adam over full batches; rows with ``frozen`` set keep their starting values.
+
+    ``l2`` pulls every weight towards its starting value (``l2 * (w - start)**2`` is added
+    to the loss), so a feature the data rarely shows cannot wander off on noise.
+    """
+    start = weights.astype(np.float64)
+    w = start.copy()
+    m = np.zeros_like(w)
+    v = np.zeros_like(w)
+    beta1, beta2, eps = 0.9, 0.999, 1e-8
+    bar = tqdm(range(1, epochs + 1), desc="tuning", unit="epoch")
+    for epoch in bar:
+        loss, grad = model.loss_and_gradient(w, target)
+        grad += 2.0 * l2 * (w - start)
+        grad[frozen] = 0.0
+        m = beta1 * m + (1 - beta1) * grad
+        v = beta2 * v + (1 - beta2) * grad * grad
+        step = rate * (m / (1 - beta1 ** epoch)) / (np.sqrt(v / (1 - beta2 ** epoch)) + eps)
+        w -= step
+        if epoch % 10 == 0 or epoch == epochs:
+            postfix = {"loss": f"{loss:.6f}"}
+            if check is not None:
+                postfix["held-out"] = f"{check[0].loss(w, check[1]):.6f}"
+            bar.set_postfix(postfix)
+    return w
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line: tune the weights on a data file and write the weights file."""
+    from engine.evaluate import MATERIAL, TERM_NAMES, WEIGHTS_FILE, load_weights, save_weights
+
+    parser = argparse.ArgumentParser(prog="python -m engine.tools.tune", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, required=True, help="FEN;score;result lines (engine.tools.datagen)")
+    parser.add_argument("--limit", type=int, default=None, help="use only the first N positions")
+    parser.add_argument("--start", type=Path, default=WEIGHTS_FILE, help="starting weights (default: committed)")
+    parser.add_argument("--out", type=Path, default=None, help="weights file to write (default: print only)")
+    parser.add_argument("--epochs", type=int, default=2000)
+    parser.add_argument("--rate", type=float, default=3.0, help="Adam step size in centipawns")
+    parser.add_argument("--result-weight", type=float, default=0.3,
+                        help="lambda: share of the game result in the target (the rest is Stockfish's score)")
+    parser.add_argument("--l2", type=float, default=1e-10, help="pull towards the starting weights")
+    parser.add_argument("--freeze-material", action="store_true", help="keep the material values fixed")
+    parser.add_argument("--seed", type=int, default=1, help="seed of the held-out split")
+    args = parser.parse_args(argv)
+
+    started = time.time()
+    fens, scores, results = load_positions(args.data, args.limit)
+    print(f"{len(fens):,} positions from {args.data}", file=sys.stderr)
+    cache = args.data.with_suffix(f".features-{len(fens)}.npz")
+    if cache.exists() and cache.stat().st_mtime > Path(__file__).resolve().parents[1].joinpath("evaluate.py").stat().st_mtime:
+        stored = np.load(cache)
+        X, phase, scale, mop_up = stored["X"], stored["phase"], stored["scale"], stored["mop_up"]
+    else:
+        X, phase, scale, mop_up = feature_matrix(fens)
+        np.savez(cache, X=X, phase=phase, scale=scale, mop_up=mop_up)
+    target = args.result_weight * results + (1 - args.result_weight) * sigmoid(K_LOGISTIC * np.clip(scores, -3000, 3000))
+
+    rng = np.random.default_rng(args.seed)
+    held_out = rng.random(len(fens)) < 0.1
+    train = LinearEval(X[~held_out], phase[~held_out], scale[~held_out], mop_up[~held_out])
+    check = LinearEval(X[held_out], phase[held_out], scale[held_out], mop_up[held_out])
+    start = load_weights(args.start).astype(np.float64)
+    frozen = np.zeros(len(TERM_NAMES), dtype=bool)
+    if args.freeze_material:
+        frozen[MATERIAL:MATERIAL + 5] = True
+    before = (train.loss(start, target[~held_out]), check.loss(start, target[held_out]))
+    tuned = adam(train, start, target[~held_out], args.epochs, args.rate, frozen, args.l2, (check, target[held_out]))
+    after = (train.loss(tuned, target[~held_out]), check.loss(tuned, target[held_out]))
+    print(f"loss train {before[0]:.6f} -> {after[0]:.6f}, held-out {before[1]:.6f} -> {after[1]:.6f} "
+          f"({time.time() - started:.0f} s)", file=sys.stderr)
+    weights = np.rint(tuned).astype(np.int32)
+    if args.out:
+        header = (f"Tuned by engine.tools.tune on {len(fens):,} positions of {args.data.name} "
+                  f"(lambda {args.result_weight}, {args.epochs} epochs, rate {args.rate}, l2 {args.l2}).\n"
+                  f"Loss: train {after[0]:.6f}, held-out {after[1]:.6f} (starting weights: {before[0]:.6f}, "
+                  f"{before[1]:.6f}).")
+        save_weights(weights, args.out, header)
+        print(f"wrote {args.out}", file=sys.stderr)
+    else:
+        for name, (mg, eg) in zip(TERM_NAMES, weights):
+            print(f"{name:<40} {mg:6d} {eg:6d}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

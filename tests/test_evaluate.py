@@ -1,0 +1,187 @@
+"""The weighted-feature evaluation: symmetry, one test per feature, the start position,
+and basic mates (KQK, KRK, KBNK) won by the engine."""
+
+from __future__ import annotations
+
+import random
+
+import chess
+import numpy as np
+import pytest
+
+import engine.evaluate as E
+from engine.board import Board
+from engine.evaluate import evaluate, load_weights, make_evaluator, trace_position
+from engine.searcher import Searcher
+from engine.timeman import Limits
+
+WEIGHTS = load_weights()
+
+
+def white_score(fen: str, weights: np.ndarray = WEIGHTS) -> int:
+    """Static evaluation of ``fen`` in centipawns for White."""
+    board = Board(fen)
+    score = int(evaluate(board.pos, board.tab, make_evaluator(weights)))
+    return score if board.turn == 0 else -score
+
+
+def counts(fen: str) -> np.ndarray:
+    """Traced feature counts, int[2, N_TERMS] (White's row, Black's row)."""
+    board = Board(fen)
+    ev = make_evaluator(WEIGHTS, traced=True)
+    trace_position(board.pos, board.tab, ev)
+    return ev.trace[:, :E.N_TERMS].copy()
+
+
+def contribution(fen: str, term: int) -> float:
+    """What ``term`` adds to White's score in ``fen`` (middlegame/endgame blended by phase)."""
+    board = Board(fen)
+    ev = make_evaluator(WEIGHTS, traced=True)
+    trace_position(board.pos, board.tab, ev)
+    phase = ev.trace[0, E.TRACE_PHASE]
+    diff = int(ev.trace[0, term]) - int(ev.trace[1, term])
+    return diff * (WEIGHTS[term, 0] * phase + WEIGHTS[term, 1] * (24 - phase)) / 24
+
+
+def random_positions(count: int, seed: int) -> list[str]:
+    """FENs from seeded random playouts of the start position."""
+    rng = random.Random(seed)
+    fens = []
+    while len(fens) < count:
+        board = chess.Board()
+        for _ in range(rng.randrange(4, 120)):
+            moves = list(board.legal_moves)
+            if not moves:
+                break
+            board.push(rng.choice(moves))
+        if not board.is_game_over():
+            fens.append(board.fen())
+    return fens
+
+
+def test_colour_flipped_positions_score_the_same_for_the_side_to_move() -> None:
+    for fen in random_positions(300, seed=5):
+        board = Board(fen)
+        mirror = Board(chess.Board(fen).mirror().fen())
+        ev = make_evaluator()
+        assert evaluate(board.pos, board.tab, ev) == evaluate(mirror.pos, mirror.tab, ev), fen
+
+
+def test_start_position_is_within_a_tempo_of_zero() -> None:
+    tempo = max(WEIGHTS[E.TEMPO])
+    assert abs(white_score(chess.STARTING_FEN)) <= tempo
+    assert white_score(chess.STARTING_FEN) > 0  # the side to move has the tempo
+
+
+def test_trace_reproduces_the_score() -> None:
+    """The weighted sum of the traced counts is the score: the tuner's model is the kernel."""
+    for fen in random_positions(50, seed=9):
+        board = Board(fen)
+        ev = make_evaluator(WEIGHTS, traced=True)
+        score = trace_position(board.pos, board.tab, ev)
+        x = ev.trace[0, :E.N_TERMS].astype(np.int64) - ev.trace[1, :E.N_TERMS]
+        phase, scale, mop_up = (int(v) for v in ev.trace[0, E.TRACE_PHASE:E.TRACE_MOPUP + 1])
+        mg, eg = int(x @ WEIGHTS[:, 0]), int(x @ WEIGHTS[:, 1])
+        eg = E._divide(eg * scale, 64) + mop_up
+        white = E._divide(mg * phase + eg * (24 - phase), 24)
+        assert (white if board.turn == 0 else -white) == score
+
+
+# One position per feature where White has it and Black has not: (fen, first term, terms,
+# expected sign of White's gain).  The feature's count must favour White, raising its
+# weight must raise White's score, and the tuned weights must value it the way chess does.
+FEATURES = {
+    "material": ("4k3/8/8/8/8/8/8/R3K3 w - - 0 1", E.MATERIAL + 3, 1, +1),
+    "doubled pawns": ("4k3/4p3/8/8/8/4P3/4P3/4K3 w - - 0 1", E.PAWN_DOUBLED, 1, -1),
+    "isolated pawn": ("4k3/5pp1/8/8/8/8/P5P1/4K3 w - - 0 1", E.PAWN_ISOLATED, 1, -1),
+    "backward pawn": ("4k3/8/8/4p3/2P5/3P4/8/4K3 w - - 0 1", E.PAWN_BACKWARD, 1, -1),
+    "connected pawns": ("4k3/p1p5/8/8/3PP3/8/8/4K3 w - - 0 1", E.PAWN_CONNECTED, 8, +1),
+    "passed pawn": ("4k3/8/1P6/8/8/8/8/4K3 w - - 0 1", E.PASSED, 8, +1),
+    "free path": ("4k3/8/1P6/8/8/6p1/6B1/4K3 w - - 0 1", E.PASSED_FREE, 8, +1),
+    "king near passer": ("8/8/1PK5/8/8/8/8/6k1 w - - 0 1", E.PASSED_OWN_KING, 8, -1),
+    "enemy king far from passer": ("8/8/1PK5/8/8/8/8/6k1 w - - 0 1", E.PASSED_ENEMY_KING, 8, +1),
+    "king attackers": ("rnb3k1/5ppp/q7/6N1/8/3B4/5PPP/3Q1RK1 w - - 0 1", E.KING_ZONE_ATTACKS, 4, +1),
+    "safe checks": ("6k1/5ppp/8/8/8/8/8/3QK3 w - - 0 1", E.SAFE_CHECKS, 4, +1),
+    "pawn shield": ("r2q1rk1/8/8/8/8/8/5PPP/R2Q1RK1 w - - 0 1", E.KING_SHIELD, 2, +1),
+    "bishop pair": ("4k3/8/8/8/8/8/8/2B1KB2 w - - 0 1", E.BISHOP_PAIR, 1, +1),
+    "rook on open file": ("4k3/pp6/8/8/8/8/PP6/3RK3 w - - 0 1", E.ROOK_OPEN_FILE, 1, +1),
+    "rook on seventh": ("6k1/1R3ppp/8/8/8/8/5PPP/6K1 w - - 0 1", E.ROOK_ON_SEVENTH, 1, +1),
+    "outpost": ("4k3/pp6/8/3N4/2P5/8/8/4K3 w - - 0 1", E.OUTPOST, 2, +1),
+    "threat by pawn": ("4k3/8/3n4/4P3/8/8/8/4K3 w - - 0 1", E.THREAT_BY_PAWN, 4, +1),
+    "threat by minor": ("4k3/8/3r4/8/4N3/8/8/4K3 w - - 0 1", E.THREAT_BY_MINOR, 2, +1),
+    "hanging piece": ("4k3/8/3n4/8/8/8/8/3RK3 w - - 0 1", E.HANGING, 1, +1),
+    "tempo": ("4k3/4p3/8/8/8/8/4P3/4K3 w - - 0 1", E.TEMPO, 1, +1),
+}
+
+
+@pytest.mark.parametrize("feature", sorted(FEATURES))
+def test_each_feature_is_counted_moves_the_total_and_has_its_chess_sign(feature: str) -> None:
+    fen, first, size, sign = FEATURES[feature]
+    terms = range(first, first + size)
+    found = counts(fen)
+    assert sum(int(found[0, t]) - int(found[1, t]) for t in terms) != 0, "the feature is not counted"
+    used = [t for t in terms if found[0, t] != found[1, t]]
+    bumped = WEIGHTS.copy()
+    for t in used:
+        bumped[t] += 50 * np.sign(int(found[0, t]) - int(found[1, t]))
+    assert white_score(fen, bumped) > white_score(fen), "the weight does not reach the total"
+    assert sign * sum(contribution(fen, t) for t in used) > 0, "tuned weight has the wrong sign"
+
+
+def test_mobility_more_squares_is_better() -> None:
+    for block, size in ((E.MOBILITY_KNIGHT, 9), (E.MOBILITY_BISHOP, 14), (E.MOBILITY_ROOK, 15)):
+        mg = WEIGHTS[block:block + size, 0] + WEIGHTS[block:block + size, 1]
+        assert mg[size - 3:].mean() > mg[:3].mean()
+    assert counts("4k3/8/8/8/3B4/8/8/4K3 w - - 0 1")[0, E.MOBILITY_BISHOP + 13] == 1
+
+
+def test_piece_square_tables_prefer_central_knights() -> None:
+    assert white_score("4k3/8/8/8/3N4/8/8/4K3 w - - 0 1") > white_score("4k3/8/8/8/8/8/8/N3K3 w - - 0 1")
+
+
+def test_drawish_material_is_scaled_down() -> None:
+    # Two knights cannot mate, nor can a bishop: the endgame part is scaled to nothing.
+    assert abs(white_score("4k3/8/8/8/8/8/8/2N1K1N1 w - - 0 1")) < 100
+    assert abs(white_score("4k3/8/8/8/8/8/8/2B1K3 w - - 0 1")) < 50
+    opposite = white_score("4k3/pp3b2/8/8/8/8/PPP2B2/4K3 w - - 0 1")       # a pawn up, bishops of
+    same = white_score("4k3/pp2b3/8/8/8/8/PPP2B2/4K3 w - - 0 1")           # opposite and same colour
+    assert 0 < opposite < same
+
+
+def random_mate_start(pieces: str, seed: int) -> str:
+    """A legal position with White's ``pieces`` against a bare black king, White to move."""
+    rng = random.Random(seed)
+    while True:
+        board = chess.Board(None)
+        squares = rng.sample(range(64), 2 + len(pieces))
+        board.set_piece_at(squares[0], chess.Piece(chess.KING, chess.WHITE))
+        board.set_piece_at(squares[1], chess.Piece(chess.KING, chess.BLACK))
+        for symbol, sq in zip(pieces, squares[2:]):
+            board.set_piece_at(sq, chess.Piece.from_symbol(symbol))
+        if pieces == "BN" and bool(chess.BB_DARK_SQUARES & chess.BB_SQUARES[squares[2]]) != (seed % 2 == 0):
+            continue  # even seeds: a dark-squared bishop, odd seeds: a light-squared one
+        board.turn = chess.WHITE
+        if board.is_valid() and not board.is_game_over() and not board.was_into_check():
+            black = board.copy()
+            black.turn = chess.BLACK
+            if not any(black.is_capture(m) for m in black.legal_moves) and not board.is_check():
+                return board.fen()
+
+
+def play_out(fen: str, seconds: float) -> chess.Board:
+    """Numbat plays both sides from ``fen`` until the game ends; the final python-chess board."""
+    searcher = Searcher(hash_mb=16)
+    ours = Board(fen)
+    oracle = chess.Board(fen)
+    while not oracle.is_game_over(claim_draw=True):
+        best, _ = searcher.think(ours, Limits(movetime=seconds if oracle.turn else seconds / 2), lambda line: None)
+        text = ours.move_to_uci(best)
+        oracle.push_uci(text)
+        ours.push_uci(text)
+    return oracle
+
+
+@pytest.mark.parametrize("pieces,seed", [("Q", 1), ("R", 2), ("BN", 3), ("BN", 4)])
+def test_basic_mates_are_won_within_the_fifty_move_rule(pieces: str, seed: int) -> None:
+    final = play_out(random_mate_start(pieces, seed), seconds=0.1)
+    assert final.is_checkmate() and final.turn == chess.BLACK, final.fen()
