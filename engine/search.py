@@ -369,7 +369,7 @@ def search(pos, tab, tt, sd, ev, tb, scratch, alpha, beta, depth, ply):
         tt_store(tt, key, best_move, score_to_tt(best, ply), stand_pat if not checked else 0, 0, bound)
         return best
 
-    # Step 6. Static evaluation, and whether it improved on our previous move.
+    # Step 6. Whether the static evaluation improved on our previous move.
     if checked:
         sd.static_eval[ply] = -INFINITE
         improving = False
