@@ -6,9 +6,11 @@ are parsed by ``engine.tools.perft_suite`` (shared with the benchmark command).
 
 from __future__ import annotations
 
+import random
 import sys
 from pathlib import Path
 
+import chess
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
@@ -48,3 +50,19 @@ def assert_restored(before: dict[str, np.ndarray], pos, ply: int, context: str =
             if a.tobytes() != b.tobytes():  # bit-for-bit, and much faster than array_equal
                 diff = np.argwhere(old != new)[:5].tolist()
                 raise AssertionError(f"pos.{name} not restored {context}: first differing indices {diff}")
+
+
+def random_playout_fens(count: int, seed: int, max_plies: int = 120) -> list[str]:
+    """FENs of unfinished positions from seeded random playouts of the start position."""
+    rng = random.Random(seed)
+    fens: list[str] = []
+    while len(fens) < count:
+        board = chess.Board()
+        for _ in range(rng.randrange(4, max_plies)):
+            moves = list(board.legal_moves)
+            if not moves:
+                break
+            board.push(rng.choice(moves))
+        if not board.is_game_over():
+            fens.append(board.fen())
+    return fens

@@ -15,6 +15,8 @@ from engine.evaluate import evaluate, load_weights, make_evaluator, trace_positi
 from engine.searcher import Searcher
 from engine.timeman import Limits
 
+from conftest import random_playout_fens
+
 WEIGHTS = load_weights()
 
 
@@ -43,24 +45,8 @@ def contribution(fen: str, term: int) -> float:
     return diff * (WEIGHTS[term, 0] * phase + WEIGHTS[term, 1] * (24 - phase)) / 24
 
 
-def random_positions(count: int, seed: int) -> list[str]:
-    """FENs from seeded random playouts of the start position."""
-    rng = random.Random(seed)
-    fens = []
-    while len(fens) < count:
-        board = chess.Board()
-        for _ in range(rng.randrange(4, 120)):
-            moves = list(board.legal_moves)
-            if not moves:
-                break
-            board.push(rng.choice(moves))
-        if not board.is_game_over():
-            fens.append(board.fen())
-    return fens
-
-
 def test_colour_flipped_positions_score_the_same_for_the_side_to_move() -> None:
-    for fen in random_positions(300, seed=5):
+    for fen in random_playout_fens(300, seed=5):
         board = Board(fen)
         mirror = Board(chess.Board(fen).mirror().fen())
         ev = make_evaluator()
@@ -75,7 +61,7 @@ def test_start_position_is_within_a_tempo_of_zero() -> None:
 
 def test_trace_reproduces_the_score() -> None:
     """The weighted sum of the traced counts is the score: the tuner's model is the kernel."""
-    for fen in random_positions(50, seed=9):
+    for fen in random_playout_fens(50, seed=9):
         board = Board(fen)
         ev = make_evaluator(WEIGHTS, traced=True)
         score = trace_position(board.pos, board.tab, ev)

@@ -2,34 +2,17 @@
 
 from __future__ import annotations
 
-import random
-
-import chess
 import numpy as np
 
 import engine.evaluate as E
 from engine.board import Board
 from engine.tools.tune import K_LOGISTIC, LinearEval, adam, feature_matrix, sigmoid
 
-
-def playout_fens(count: int, seed: int) -> list[str]:
-    """Positions from seeded random playouts, none of them finished."""
-    rng = random.Random(seed)
-    fens: list[str] = []
-    while len(fens) < count:
-        board = chess.Board()
-        for _ in range(rng.randrange(6, 80)):
-            moves = list(board.legal_moves)
-            if not moves:
-                break
-            board.push(rng.choice(moves))
-        if not board.is_game_over():
-            fens.append(board.fen())
-    return fens
+from conftest import random_playout_fens
 
 
 def test_the_linear_model_equals_the_kernel() -> None:
-    fens = playout_fens(60, seed=3)
+    fens = random_playout_fens(60, seed=3, max_plies=80)
     weights = E.load_weights()
     model = LinearEval(*feature_matrix(fens))
     predicted = model(weights.astype(np.float64))
@@ -41,7 +24,7 @@ def test_the_linear_model_equals_the_kernel() -> None:
 
 
 def test_adam_recovers_weights_that_generated_the_labels() -> None:
-    fens = playout_fens(400, seed=4)
+    fens = random_playout_fens(400, seed=4, max_plies=80)
     model = LinearEval(*feature_matrix(fens))
     truth = E.load_weights().astype(np.float64)
     truth[E.MATERIAL + 1] += (60, 40)          # knights worth more than we think
