@@ -119,7 +119,7 @@ MOPUP_KINGS_CLOSE = 12            # per step closer of the attacking king
 MOPUP_BONUS = 200                 # a won ending is worth more than its material says
 
 DARK_SQUARES = np.uint64(0xAA55AA55AA55AA55)
-U64_SEVEN, U64_EIGHT, U64_NINE = np.uint64(7), np.uint64(8), np.uint64(9)
+U64_SEVEN, U64_NINE = np.uint64(7), np.uint64(9)
 
 
 def _masks() -> tuple[np.ndarray, ...]:
@@ -627,9 +627,7 @@ def explain(board, weights: np.ndarray) -> list[str]:
     counts = ev.trace[:, :N_TERMS].astype(np.int64)
     groups: dict[str, np.ndarray] = {}
     for term, name in enumerate(TERM_NAMES):
-        group = name.split(".")[0]
-        if group == "pawns" or group == "passed":
-            group = "pawns" if group == "pawns" else "passed pawns"
+        group = name.split(".")[0].replace("passed", "passed pawns")
         rows = groups.setdefault(group, np.zeros((2, 2), dtype=np.int64))
         rows += counts[:, term:term + 1] * weights[term].astype(np.int64)
     phase = int(ev.trace[0, TRACE_PHASE])
