@@ -77,6 +77,7 @@ PAWN_BACKWARD = _block("pawns", ["backward"])
 PAWN_CONNECTED = _block("pawns.connected", range(8))                # + relative rank
 PASSED = _block("passed.rank", range(8))                            # + relative rank
 PASSED_FREE = _block("passed.free_path", range(8))                  # + relative rank
+CANDIDATE = _block("passed.candidate", range(8))                    # + relative rank
 PASSED_OWN_KING = _block("passed.own_king_distance", range(8))      # x distance, + rank
 PASSED_ENEMY_KING = _block("passed.enemy_king_distance", range(8))  # x distance, + rank
 KING_ATTACKERS = _block("king_safety.attackers", range(8))          # + pieces hitting the zone
@@ -271,8 +272,8 @@ def _pieces(pos, tab, ev, colour):
 
 @hot_njit(inline="always")
 def _pawn_structure(pos, ev, colour):
-    """Pawns of one colour: material, piece-square, doubled, isolated, backward, connected and
-    passed pawns: (mg, eg, passers).
+    """Pawns of one colour: material, piece-square, doubled, isolated, backward, connected,
+    passed and candidate passed pawns: (mg, eg, passers).
 
     Depends on the pawns alone, so the result can be cached by pawn placement.
     """
@@ -310,6 +311,14 @@ def _pawn_structure(pos, ev, colour):
         if (PASSED_SPAN[colour, sq] & enemy_pawns) == U64_ZERO and (FORWARD_FILE[colour, sq] & our_pawns) == U64_ZERO:
             mg, eg = _term(mg, eg, ev, colour, PASSED + rank, 1)
             passers |= square_bb(sq)
+        elif (FORWARD_FILE[colour, sq] & (our_pawns | enemy_pawns)) == U64_ZERO:
+            # Candidate passer: its file is open ahead, and the enemy pawns that guard its
+            # path from the adjacent files (sentries) are no more than our pawns beside or
+            # behind it (helpers), so pawn exchanges alone would set it free.
+            sentries = popcount(ATTACK_SPAN[colour, sq] & enemy_pawns)
+            helpers = popcount(ADJACENT_FILES[sq & 7] & our_pawns & ~ATTACK_SPAN[colour, sq])
+            if helpers >= sentries:
+                mg, eg = _term(mg, eg, ev, colour, CANDIDATE + rank, 1)
     return mg, eg, passers
 
 

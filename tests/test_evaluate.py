@@ -83,6 +83,7 @@ FEATURES = {
     "backward pawn": ("4k3/8/8/4p3/2P5/3P4/8/4K3 w - - 0 1", E.PAWN_BACKWARD, 1, -1),
     "connected pawns": ("4k3/p1p5/8/8/3PP3/8/8/4K3 w - - 0 1", E.PAWN_CONNECTED, 8, +1),
     "passed pawn": ("4k3/8/1P6/8/8/8/8/4K3 w - - 0 1", E.PASSED, 8, +1),
+    "candidate passer": ("4k3/8/1p6/8/1PP5/8/8/4K3 w - - 0 1", E.CANDIDATE, 8, +1),
     "free path": ("4k3/8/1P6/8/8/6p1/6B1/4K3 w - - 0 1", E.PASSED_FREE, 8, +1),
     "king near passer": ("8/8/1PK5/8/8/8/8/6k1 w - - 0 1", E.PASSED_OWN_KING, 8, -1),
     "enemy king far from passer": ("8/8/1PK5/8/8/8/8/6k1 w - - 0 1", E.PASSED_ENEMY_KING, 8, +1),
@@ -112,6 +113,15 @@ def test_each_feature_is_counted_moves_the_total_and_has_its_chess_sign(feature:
         bumped[t] += 50 * np.sign(int(found[0, t]) - int(found[1, t]))
     assert white_score(fen, bumped) > white_score(fen), "the weight does not reach the total"
     assert sign * sum(contribution(fen, t) for t in used) > 0, "tuned weight has the wrong sign"
+
+
+def test_candidate_passer_needs_as_many_helpers_as_sentries() -> None:
+    """c4 with b4 beside it against b6 is a candidate; alone against b6 and d6 it is not."""
+    candidates = slice(E.CANDIDATE, E.CANDIDATE + 8)
+    assert counts("4k3/8/1p6/8/1PP5/8/8/4K3 w - - 0 1")[0, candidates].sum() == 1
+    assert counts("4k3/8/1p1p4/8/2P5/8/8/4K3 w - - 0 1")[0, candidates].sum() == 0
+    # A pawn blocked on its file is no candidate, however many helpers it has (b2, d2).
+    assert counts("4k3/8/2p5/8/2P5/8/1P1P4/4K3 w - - 0 1")[0, candidates].sum() == 0
 
 
 def test_mobility_more_squares_is_better() -> None:
