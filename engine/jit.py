@@ -76,6 +76,7 @@ _import_numba_array_support_without_scipy()
 from numba import types  # noqa: E402
 from numba.extending import intrinsic  # noqa: E402
 from llvmlite import ir  # noqa: E402
+from numba.core import cgutils  # noqa: E402
 
 
 def njit(*args, **kwargs):
@@ -133,3 +134,22 @@ def msb(typingctx, bb):
         return builder.sub(ir.Constant(ir.IntType(64), 63), zeros)
 
     return types.int64(bb), codegen
+
+
+@intrinsic
+def prefetch(typingctx, arr, index):
+    """Ask the CPU to load the cache line of ``arr.flat[index]`` now (LLVM prefetch, no effect
+    on the program's results): a later read of it then need not wait for memory."""
+    if not isinstance(arr, types.Array) or not isinstance(index, types.Integer):
+        return None
+
+    def codegen(context, builder, signature, args):
+        array = context.make_array(signature.args[0])(context, builder, value=args[0])
+        address = builder.bitcast(builder.gep(array.data, [args[1]]), ir.IntType(8).as_pointer())
+        i32 = ir.IntType(32)
+        fnty = ir.FunctionType(ir.VoidType(), [address.type, i32, i32, i32])
+        llvm_prefetch = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")
+        builder.call(llvm_prefetch, [address, i32(0), i32(3), i32(1)])  # read, keep in all levels, data
+        return context.get_dummy_value()
+
+    return types.void(arr, index), codegen

@@ -60,7 +60,7 @@ from engine.syzygy import TB_FAIL, probe_wdl
 from engine.position import gives_check, in_check, make_move, make_null_move, unmake_move, unmake_null_move
 from engine.tt import (
     BOUND_EXACT, BOUND_LOWER, BOUND_UPPER, MATE, MATE_IN_MAX_PLY, TB_WIN, entry_bound, entry_depth, entry_eval,
-    entry_move, entry_score, score_from_tt, score_to_tt, tt_probe, tt_store,
+    entry_move, entry_score, score_from_tt, score_to_tt, tt_prefetch, tt_probe, tt_store,
 )
 
 INFINITE = MATE + 1
@@ -350,6 +350,7 @@ def search(pos, tab, tt, sd, ev, tb, scratch, alpha, beta, depth, ply):
                 if not see_ge(pos, tab, move, 0):
                     continue
             make_move(pos, tab, move)
+            tt_prefetch(tt, pos.keys[pos.state[ST_PLY]])
             # depth (<= 0) is passed on, not a literal 0: a literal argument would type a
             # second overload of this recursive kernel, which numba's cache cannot reload.
             score = -search(pos, tab, tt, sd, ev, tb, scratch, -beta, -alpha, depth, ply + 1)
@@ -396,6 +397,7 @@ def search(pos, tab, tt, sd, ev, tb, scratch, alpha, beta, depth, ply):
             and ply >= counters[C_NMP_GUARD] and has_non_pawn_material(pos, side)):
         r = NMP_BASE_REDUCTION + depth // NMP_DEPTH_DIVISOR + min((eval_estimate - beta) // NMP_EVAL_DIVISOR, 3)
         make_null_move(pos, tab)
+        tt_prefetch(tt, pos.keys[pos.state[ST_PLY]])
         score = -search(pos, tab, tt, sd, ev, tb, scratch, -beta, -beta + 1, depth - 1 - r, ply + 1)
         unmake_null_move(pos, tab)
         if sd.control[K_STOP] != 0:
@@ -492,6 +494,7 @@ def search(pos, tab, tt, sd, ev, tb, scratch, alpha, beta, depth, ply):
             pick_next(sd.moves, sd.scores, ply, 0, count)  # the TT move back in front
 
         make_move(pos, tab, move)
+        tt_prefetch(tt, pos.keys[pos.state[ST_PLY]])  # the child probes it first thing
         move_checks = in_check(pos, tab)
 
         # Step 14. Check extension: never let a check disappear over the horizon.

@@ -1,7 +1,8 @@
-"""The transposition table: two uint64 numpy arrays, shared by every search thread.
+"""The transposition table: one uint64 numpy array, shared by every search thread.
 
-Layout: ``entries`` buckets of ``BUCKET`` slots; slot ``i`` is ``keys[i]`` and
-``data[i]``.  ``data`` packs one entry:
+Layout: ``slots uint64[size, 2]``, ``size / BUCKET`` buckets of ``BUCKET`` slots; slot
+``i`` is ``slots[i, 0]`` (the check word) and ``slots[i, 1]`` (the data).  The data
+word packs one entry:
 
     bits  0-15  best move (0 = none)
     bits 16-31  score, stored as score + 32768 (mate scores relative to the node)
@@ -10,10 +11,15 @@ Layout: ``entries`` buckets of ``BUCKET`` slots; slot ``i`` is ``keys[i]`` and
     bits 56-57  bound: BOUND_UPPER, BOUND_LOWER or BOUND_EXACT
     bits 58-63  generation (search number modulo 64), for aging
 
-``keys[i]`` holds ``key ^ data`` ("lockless hashing"): a slot torn by two threads
+The check word holds ``key ^ data`` ("lockless hashing"): a slot torn by two threads
 writing at once fails the key check instead of returning a wrong move.
 
-Replacement: a bucket is four slots of one 64-byte cache line.  A store goes to
+A bucket is four slots of 16 bytes: one 64-byte cache line, since the array starts on
+a 64-byte boundary.  A probe therefore costs one memory access, and the search asks for
+that line (``tt_prefetch``) as soon as it has made a move, so that the child's probe
+finds it in cache instead of waiting on memory.
+
+Replacement:  A store goes to
 the slot already holding the key, else to the slot of least worth, where worth is
 depth minus 8 times the entry's age in searches: deep entries survive, old ones go.
 
@@ -28,7 +34,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from engine.jit import hot_njit, njit
+from engine.jit import hot_njit, njit, prefetch
 
 BOUND_NONE, BOUND_UPPER, BOUND_LOWER, BOUND_EXACT = 0, 1, 2, 3
 BUCKET = 4
@@ -39,7 +45,8 @@ MATE = 32000
 MATE_IN_MAX_PLY = MATE - 256  # scores beyond this are mates (or tablebase wins)
 TB_WIN = 20000  # a tablebase win, minus the ply it was found at: below every mate score
 
-TransTable = namedtuple("TransTable", ["keys", "data", "generation"])
+TransTable = namedtuple("TransTable", ["slots", "generation"])
+CACHE_LINE = 64
 
 _U16 = np.uint64(0xFFFF)
 _U8 = np.uint64(0xFF)
@@ -50,14 +57,17 @@ def new_table(megabytes: int) -> TransTable:
     slots = max(BUCKET, megabytes * 1024 * 1024 // ENTRY_BYTES)
     buckets = 1 << (slots // BUCKET).bit_length() - 1
     size = buckets * BUCKET
-    return TransTable(np.zeros(size, dtype=np.uint64), np.zeros(size, dtype=np.uint64),
-                      np.zeros(1, dtype=np.int64))
+    # numpy promises 16-byte alignment only: over-allocate and start the view on a line.
+    words = CACHE_LINE // 8
+    raw = np.zeros(size * 2 + words, dtype=np.uint64)
+    skip = (-raw.ctypes.data % CACHE_LINE) // 8
+    slots_view = raw[skip:skip + size * 2].reshape(size, 2)
+    return TransTable(slots_view, np.zeros(1, dtype=np.int64))
 
 
 def clear_table(tt: TransTable) -> None:
     """Empty every slot (``ucinewgame``, ``Clear Hash``)."""
-    tt.keys.fill(0)
-    tt.data.fill(0)
+    tt.slots.fill(0)
     tt.generation[0] = 0
 
 
@@ -84,8 +94,14 @@ def score_from_tt(score, ply):
 @njit(inline="always")
 def bucket_start(tt, key):
     """Index of the first slot of ``key``'s bucket."""
-    buckets = tt.keys.shape[0] // BUCKET
+    buckets = tt.slots.shape[0] // BUCKET
     return (np.int64(key >> np.uint64(1)) & (buckets - 1)) * BUCKET
+
+
+@njit(inline="always")
+def tt_prefetch(tt, key):
+    """Start loading ``key``'s bucket into the cache (called right after a move is made)."""
+    prefetch(tt.slots, 2 * bucket_start(tt, key))
 
 
 @njit(inline="always")
@@ -93,8 +109,8 @@ def tt_probe(tt, key):
     """Packed data of ``key``'s entry, or 0 when absent."""
     start = bucket_start(tt, key)
     for i in range(start, start + BUCKET):
-        data = tt.data[i]
-        if tt.keys[i] ^ data == key and data != 0:
+        data = tt.slots[i, 1]
+        if tt.slots[i, 0] ^ data == key and data != 0:
             return data
     return np.uint64(0)
 
@@ -137,8 +153,8 @@ def tt_store(tt, key, move, score, static_eval, depth, bound):
     victim = start
     worst = 1 << 30
     for i in range(start, start + BUCKET):
-        data = tt.data[i]
-        if data == 0 or tt.keys[i] ^ data == key:
+        data = tt.slots[i, 1]
+        if data == 0 or tt.slots[i, 0] ^ data == key:
             victim = i
             if data != 0 and move == 0:
                 move = entry_move(data)  # keep the old best move
@@ -156,8 +172,8 @@ def tt_store(tt, key, move, score, static_eval, depth, bound):
             | (np.uint64((depth + 1) & 0xFF) << np.uint64(48))
             | (np.uint64(bound) << np.uint64(56))
             | (np.uint64(generation) << np.uint64(58)))
-    tt.data[victim] = data
-    tt.keys[victim] = key ^ data
+    tt.slots[victim, 1] = data
+    tt.slots[victim, 0] = key ^ data
 
 
 @hot_njit
@@ -165,9 +181,9 @@ def hashfull(tt):
     """Per mille of the first 1000 slots used in the current generation."""
     generation = tt.generation[0] & 63
     used = 0
-    n = min(1000, tt.data.shape[0])
+    n = min(1000, tt.slots.shape[0])
     for i in range(n):
-        data = tt.data[i]
+        data = tt.slots[i, 1]
         if data != 0 and np.int64(data >> np.uint64(58)) == generation:
             used += 1
     return used * 1000 // n
