@@ -73,6 +73,16 @@ def test_trace_reproduces_the_score() -> None:
         assert (white if board.turn == 0 else -white) == score
 
 
+def test_search_path_and_traced_path_agree() -> None:
+    """The search sums material and piece-square weights from a precomputed table; the
+    traced path counts them term by term.  Both must give the same score."""
+    ev = make_evaluator()
+    for fen in random_playout_fens(100, seed=13):
+        board = Board(fen)
+        traced = make_evaluator(WEIGHTS, traced=True)
+        assert evaluate(board.pos, board.tab, ev) == trace_position(board.pos, board.tab, traced), fen
+
+
 # One position per feature where White has it and Black has not: (fen, first term, terms,
 # expected sign of White's gain).  The feature's count must favour White, raising its
 # weight must raise White's score, and the tuned weights must value it the way chess does.
