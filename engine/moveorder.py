@@ -58,9 +58,12 @@ def captured_type(pos, move):
     return pos.board[move_to(move)] & 7
 
 
-@hot_njit
+@hot_njit(inline="always")
 def see_ge(pos, tab, move, threshold):
     """Static exchange evaluation: does ``move`` win at least ``threshold`` centipawns?
+
+    Inlined where it is called: a call would pass every array of ``pos`` and ``tab``
+    (94 machine words), which cost about as much as the exchange itself.
 
     Plays out the capture sequence on the target square, each side recapturing
     with its least valuable attacker and stopping when continuing would lose;
