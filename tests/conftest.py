@@ -6,16 +6,16 @@ are parsed by ``engine.tools.perft_suite`` (shared with the benchmark command).
 
 from __future__ import annotations
 
-import random
 import sys
 from pathlib import Path
 
-import chess
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
+
+from engine.tools.positions import random_playout_fens  # noqa: E402,F401  (tests import it from here)
 
 DATA = REPO.parent / "shared" / "data"
 PERFT_DIR = DATA / "perft"
@@ -52,17 +52,3 @@ def assert_restored(before: dict[str, np.ndarray], pos, ply: int, context: str =
                 raise AssertionError(f"pos.{name} not restored {context}: first differing indices {diff}")
 
 
-def random_playout_fens(count: int, seed: int, max_plies: int = 120) -> list[str]:
-    """FENs of unfinished positions from seeded random playouts of the start position."""
-    rng = random.Random(seed)
-    fens: list[str] = []
-    while len(fens) < count:
-        board = chess.Board()
-        for _ in range(rng.randrange(4, max_plies)):
-            moves = list(board.legal_moves)
-            if not moves:
-                break
-            board.push(rng.choice(moves))
-        if not board.is_game_over():
-            fens.append(board.fen())
-    return fens

@@ -18,27 +18,11 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import random
 import time
 
-import chess
 import numpy as np
 
-
-def playout_fens(count: int, seed: int) -> list[str]:
-    """FENs reached by 10 to 60 random moves from the start position (games not yet over)."""
-    rng = random.Random(seed)
-    fens: list[str] = []
-    while len(fens) < count:
-        board = chess.Board()
-        for _ in range(rng.randint(10, 60)):
-            moves = list(board.legal_moves)
-            if not moves:
-                break
-            board.push(rng.choice(moves))
-        if not board.is_game_over():
-            fens.append(board.fen())
-    return fens
+from engine.tools.positions import random_playout_fens
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -89,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
                     eg += ev.piece_square[index + 1]
         return mg + eg
 
-    boards = [Board(fen) for fen in playout_fens(args.positions, args.seed)]
+    boards = [Board(fen) for fen in random_playout_fens(args.positions, args.seed, min_plies=10, max_plies=61)]
     ev = make_evaluator()
     timings: dict[str, float] = {}
     for name, loop in (("evaluation", warm_loop), ("cold", cold_loop), ("lookups", lookup_loop)):
