@@ -29,13 +29,13 @@ from collections import namedtuple
 import numpy as np
 
 from engine.bitboards import (
-    bishop_attacks, king_attacks, knight_attacks, pawn_attacks, rook_attacks, square_bb, zob_castle, zob_ep,
-    zob_piece, zob_side,
+    between_bb, bishop_attacks, king_attacks, knight_attacks, line_bb, pawn_attacks, rook_attacks, square_bb,
+    zob_castle, zob_ep, zob_piece, zob_side,
 )
 from engine.defs import (
     BISHOP, GAME_STACK, H_CAPTURED, H_CASTLING, H_EP, H_HALFMOVE, H_MOVE, H_SIZE, KING,
     KNIGHT, NO_SQUARE, PAWN, QUEEN, ROOK, ST_CASTLING, ST_EP, ST_FULLMOVE, ST_HALFMOVE, ST_PLY,
-    ST_SIDE, ST_SIZE, U64_ZERO,
+    ST_SIDE, ST_SIZE, U64_ONE, U64_ZERO,
 )
 from engine.jit import hot_njit, lsb, njit
 from engine.move import CASTLING, EN_PASSANT, PROMOTION, move_from, move_kind, move_promo_type, move_to
@@ -186,6 +186,66 @@ def gives_check(pos, tab, move):
     rook_like = (p[ROOK] | p[QUEEN]) & own & ~from_bb
     bishop_like = (p[BISHOP] | p[QUEEN]) & own & ~from_bb
     return ((rook_attacks(tab, king, occ) & rook_like) | (bishop_attacks(tab, king, occ) & bishop_like)) != U64_ZERO
+
+
+@njit(inline="always")
+def check_squares(pos, tab):
+    """What it takes for a move of the side to move to check the enemy king.
+
+    Computed once per node, so that telling whether each of many moves checks costs
+    a few bit tests (``gives_check_fast``).  Returns the enemy king's square; the
+    squares from which our pawn, knight, bishop and rook (a queen: either of the last
+    two) would attack it as the board stands; and our pieces that alone stand between
+    one of our sliders and that king (moving off the line uncovers a check).
+    """
+    us = pos.state[ST_SIDE]
+    them = us ^ 1
+    king = lsb(pos.pieces[KING] & pos.colors[them])
+    occ = pos.colors[0] | pos.colors[1]
+    own = pos.colors[us]
+    p = pos.pieces
+    snipers = ((rook_attacks(tab, king, U64_ZERO) & (p[ROOK] | p[QUEEN]))
+               | (bishop_attacks(tab, king, U64_ZERO) & (p[BISHOP] | p[QUEEN]))) & own
+    discoverers = U64_ZERO
+    while snipers:
+        sniper = lsb(snipers)
+        snipers &= snipers - U64_ONE
+        between = between_bb(tab, sniper, king) & occ
+        if between != U64_ZERO and (between & (between - U64_ONE)) == U64_ZERO and (between & own) != U64_ZERO:
+            discoverers |= between
+    return (king, pawn_attacks(tab, them, king), knight_attacks(tab, king), bishop_attacks(tab, king, occ),
+            rook_attacks(tab, king, occ), discoverers)
+
+
+@njit(inline="always")
+def gives_check_fast(pos, tab, move, king, pawn_checks, knight_checks, bishop_checks, rook_checks, discoverers):
+    """``gives_check`` from the ``check_squares`` of the node (same answer, no call).
+
+    A slider's direct check is read off squares computed before the move: the line
+    from its new square to the king cannot run through its old square, or it would
+    be giving check already.  Castling, en passant and promotions take ``gives_check``.
+    """
+    if move_kind(move) != 0:
+        return gives_check(pos, tab, move)
+    frm = move_from(move)
+    to_bb = square_bb(move_to(move))
+    piece_type = pos.board[frm] & 7
+    if piece_type == PAWN:
+        direct = pawn_checks
+    elif piece_type == KNIGHT:
+        direct = knight_checks
+    elif piece_type == BISHOP:
+        direct = bishop_checks
+    elif piece_type == ROOK:
+        direct = rook_checks
+    elif piece_type == QUEEN:
+        direct = bishop_checks | rook_checks
+    else:
+        direct = U64_ZERO
+    if direct & to_bb:
+        return True
+    # Discovered check: the piece leaves the line between our slider and the king.
+    return (discoverers & square_bb(frm)) != U64_ZERO and (line_bb(tab, frm, king) & to_bb) == U64_ZERO
 
 
 @hot_njit

@@ -57,7 +57,9 @@ from engine.moveorder import (
 )
 from engine.movegen import GEN_ALL, GEN_NOISY, generate_moves
 from engine.syzygy import TB_FAIL, probe_wdl
-from engine.position import gives_check, in_check, make_move, make_null_move, unmake_move, unmake_null_move
+from engine.position import (
+    check_squares, gives_check_fast, in_check, make_move, make_null_move, unmake_move, unmake_null_move,
+)
 from engine.tt import (
     BOUND_EXACT, BOUND_LOWER, BOUND_UPPER, MATE, MATE_IN_MAX_PLY, TB_WIN, entry_bound, entry_depth, entry_eval,
     entry_move, entry_score, score_from_tt, score_to_tt, tt_prefetch, tt_probe, tt_store,
@@ -438,6 +440,9 @@ def search(pos, tab, tt, sd, ev, tb, scratch, alpha, beta, depth, ply):
                     counter, sd.history, side)
 
     # Step 11. The move loop: PVS with late-move reductions and shallow-depth pruning.
+    # Shallow-depth pruning spares checks, so it asks of many moves whether they check:
+    # what that takes is worked out once here.
+    ck_king, ck_pawn, ck_knight, ck_bishop, ck_rook, ck_discoverers = check_squares(pos, tab)
     best = -INFINITE
     best_move = 0
     original_alpha = alpha
@@ -462,7 +467,8 @@ def search(pos, tab, tt, sd, ev, tb, scratch, alpha, beta, depth, ply):
                         or (depth <= FUTILITY_MAX_DEPTH and not checked
                             and static_eval + FUTILITY_BASE + FUTILITY_MARGIN * depth <= alpha)):
                     skip_quiets = True
-                    if not gives_check(pos, tab, move):
+                    if not gives_check_fast(pos, tab, move, ck_king, ck_pawn, ck_knight, ck_bishop, ck_rook,
+                                            ck_discoverers):
                         continue
                 elif depth <= SEE_PRUNE_MAX_DEPTH and not see_ge(pos, tab, move, -SEE_QUIET_MARGIN * depth):
                     continue

@@ -233,9 +233,16 @@ def test_standard_castling_as_king_move_after_playout() -> None:
 
 
 def test_gives_check_matches_python_chess() -> None:
-    """``gives_check`` (decided without making the move) agrees with python-chess on every
-    legal move along seeded playouts from positions rich in checks, pins and discoveries."""
-    from engine.position import gives_check
+    """``gives_check`` (decided without making the move) and the search's per-node form
+    ``gives_check_fast`` agree with python-chess on every legal move along seeded playouts
+    from positions rich in checks, pins and discoveries."""
+    from engine.jit import njit
+    from engine.position import check_squares, gives_check, gives_check_fast
+
+    @njit(cache=False)
+    def gives_check_per_node(pos, tab, move):
+        king, pawn, knight, bishop, rook, discoverers = check_squares(pos, tab)
+        return gives_check_fast(pos, tab, move, king, pawn, knight, bishop, rook, discoverers)
 
     rng = random.Random(2024)
     starts = [chess.STARTING_FEN, KIWIPETE,
@@ -253,6 +260,7 @@ def test_gives_check_matches_python_chess() -> None:
                 for move in ours.legal_moves():
                     expected = theirs.gives_check(chess.Move.from_uci(ours.move_to_uci(move)))
                     assert bool(gives_check(ours.pos, ours.tab, move)) == expected, (theirs.fen(), move)
+                    assert bool(gives_check_per_node(ours.pos, ours.tab, move)) == expected, (theirs.fen(), move)
                     compared += 1
                     checks += expected
                 theirs.push(rng.choice(list(theirs.legal_moves)))
