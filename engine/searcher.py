@@ -271,10 +271,6 @@ class Searcher:
             iteration_start_nodes = int(sd.counters[C_NODES])
             multipv = min(self.multipv, count)
             new_lines: list[PvLine] = []
-            # What an unfinished iteration still tells (single PV only): a root move that
-            # failed high, or that a stopped search finished above alpha, beat the best
-            # move of the last complete iteration at this depth's window.
-            partial: PvLine | None = None
             sd.counters[C_SELDEPTH] = 0
             for pv_index in range(multipv):
                 sd.root_info[ROOT_PV_START] = pv_index
@@ -288,19 +284,14 @@ class Searcher:
                     sd.root_scores[pv_index:count] = -INFINITE
                     score = int(search(pos, tab, tt, sd, ev, tb, scratch, alpha, beta, depth, 0))
                     if self.control[K_STOP]:
-                        if multipv == 1 and sd.pv_len[0] > 0:
-                            partial = self._root_line(count, "lowerbound")
                         break
                     self._sort_root(pv_index, count)
                     if score <= alpha:
                         beta = (alpha + beta) // 2
                         alpha = max(score - delta, -INFINITE)
-                        partial = None
                         self._report_bound(board, depth, pv_index, score, "upperbound", on_info)
                     elif score >= beta:
                         beta = min(score + delta, INFINITE)
-                        if multipv == 1 and sd.pv_len[0] > 0:
-                            partial = PvLine(score, [int(m) for m in sd.pv[0, : sd.pv_len[0]]], "lowerbound")
                         self._report_bound(board, depth, pv_index, score, "lowerbound", on_info)
                     else:
                         break
@@ -310,12 +301,7 @@ class Searcher:
                 pv = [int(m) for m in sd.pv[0, : sd.pv_len[0]]] or [int(sd.root_moves[pv_index])]
                 new_lines.append(PvLine(score, pv))
             if self.control[K_STOP] and depth > 1:
-                # An unfinished iteration: keep the last complete one, unless a root move
-                # proved better within it (Stockfish plays such a move too).
-                if partial is not None:
-                    lines = [partial]
-                    on_info(self._info_line(board, depth, 1, partial))
-                break
+                break  # an unfinished iteration: keep the last complete one
             if new_lines:
                 lines = new_lines + lines[len(new_lines):] if len(new_lines) < len(lines) else new_lines
                 lines = lines[:multipv]
@@ -347,13 +333,6 @@ class Searcher:
         with self._lock:
             soft, pondering = self._soft, self._pondering
         return soft is not None and not pondering and self.elapsed() >= SOFT_LIMIT_NEXT_DEPTH * soft
-
-    def _root_line(self, count: int, bound: str) -> PvLine:
-        """The kernel's root PV as a line, scored with its first move's score this iteration."""
-        sd = self.sd
-        moves = [int(m) for m in sd.pv[0, : sd.pv_len[0]]]
-        index = int(np.flatnonzero(sd.root_moves[:count] == moves[0])[0])
-        return PvLine(int(sd.root_scores[index]), moves, bound)
 
     def _sort_root(self, start: int, count: int) -> None:
         """Stable sort of root moves ``start:count`` by this iteration's scores."""
