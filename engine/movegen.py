@@ -35,7 +35,7 @@ from engine.defs import (
 )
 from engine.jit import hot_njit, lsb, njit, popcount
 from engine.move import CASTLE_FLAG, EP_FLAG, PROMO_BISHOP, PROMO_KNIGHT, PROMO_QUEEN, PROMO_ROOK
-from engine.position import attackers_to, castling_squares, is_attacked
+from engine.position import attackers_to, castling_squares, is_attacked, line_blockers
 
 GEN_ALL, GEN_NOISY, GEN_COUNT = 0, 1, 2
 
@@ -149,17 +149,9 @@ def generate_moves(pos, tab, moves, start, mode):
     targets = (enemy if noisy else ~own) & check_mask
 
     # Step 4. Pinned pieces: own pieces alone between the king and an enemy slider.
+    pinned = line_blockers(pos, tab, ksq, enemy, own, occ)
     rook_like = pieces[ROOK] | pieces[QUEEN]
     bishop_like = pieces[BISHOP] | pieces[QUEEN]
-    snipers = ((rook_attacks(tab, ksq, U64_ZERO) & rook_like)
-               | (bishop_attacks(tab, ksq, U64_ZERO) & bishop_like)) & enemy
-    pinned = U64_ZERO
-    while snipers:
-        sniper = lsb(snipers)
-        snipers &= snipers - U64_ONE
-        blockers = between_bb(tab, ksq, sniper) & occ
-        if blockers and not (blockers & (blockers - U64_ONE)) and (blockers & own):
-            pinned |= blockers
 
     # Step 5. Knights (a pinned knight can never move).
     knights = pieces[KNIGHT] & own & ~pinned

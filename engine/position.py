@@ -148,44 +148,45 @@ def in_check(pos, tab):
     return is_attacked(pos, tab, king_square(pos, us), us ^ 1, pos.colors[0] | pos.colors[1])
 
 
+@njit(inline="always")
+def gives_check_by_making(pos, tab, move):
+    """Whether ``move`` checks, by making it: for castling, en passant and promotions (rare)."""
+    make_move(pos, tab, move)
+    result = in_check(pos, tab)
+    unmake_move(pos, tab)
+    return result
+
+
 @hot_njit
 def gives_check(pos, tab, move):
     """True when the legal ``move`` checks the opponent (decided without making it).
 
     A direct check comes from the moved piece on its new square; a discovered check
     from one of our sliders whose line to the enemy king the move opens.  Castling,
-    en passant and promotions (rare) are simply made and tested.
+    en passant and promotions (rare) are simply made and tested.  A caller asking
+    about many moves of one node computes ``check_squares`` once and uses
+    ``gives_check_fast``; this is that pair for a single move.
     """
-    kind = move_kind(move)
-    if kind != 0:
-        make_move(pos, tab, move)
-        result = in_check(pos, tab)
-        unmake_move(pos, tab)
-        return result
-    us = pos.state[ST_SIDE]
-    frm = move_from(move)
-    to = move_to(move)
-    own = pos.colors[us]
-    king = lsb(pos.pieces[KING] & pos.colors[us ^ 1])
-    king_bb = square_bb(king)
-    from_bb = square_bb(frm)
-    occ = ((pos.colors[0] | pos.colors[1]) & ~from_bb) | square_bb(to)
-    piece_type = pos.board[frm] & 7
+    king, pawn, knight, bishop, rook, discoverers = check_squares(pos, tab)
+    return gives_check_fast(pos, tab, move, king, pawn, knight, bishop, rook, discoverers)
+
+
+@njit(inline="always")
+def line_blockers(pos, tab, ksq, sliders, owners, occ):
+    """Pieces of ``owners`` standing alone between ``ksq`` and a rook, bishop or queen of
+    ``sliders`` (bitboards): pinned pieces when ``sliders`` are the enemy's, pieces whose
+    move uncovers a check when they are ours and ``ksq`` is the enemy king."""
     p = pos.pieces
-    if piece_type == PAWN:
-        if pawn_attacks(tab, us, to) & king_bb:
-            return True
-    elif piece_type == KNIGHT:
-        if knight_attacks(tab, to) & king_bb:
-            return True
-    elif piece_type != KING:
-        if piece_type != ROOK and bishop_attacks(tab, to, occ) & king_bb:
-            return True
-        if piece_type != BISHOP and rook_attacks(tab, to, occ) & king_bb:
-            return True
-    rook_like = (p[ROOK] | p[QUEEN]) & own & ~from_bb
-    bishop_like = (p[BISHOP] | p[QUEEN]) & own & ~from_bb
-    return ((rook_attacks(tab, king, occ) & rook_like) | (bishop_attacks(tab, king, occ) & bishop_like)) != U64_ZERO
+    snipers = ((rook_attacks(tab, ksq, U64_ZERO) & (p[ROOK] | p[QUEEN]))
+               | (bishop_attacks(tab, ksq, U64_ZERO) & (p[BISHOP] | p[QUEEN]))) & sliders
+    blockers = U64_ZERO
+    while snipers:
+        sniper = lsb(snipers)
+        snipers &= snipers - U64_ONE
+        between = between_bb(tab, ksq, sniper) & occ
+        if (between & (between - U64_ONE)) == U64_ZERO and (between & owners) != U64_ZERO:
+            blockers |= between
+    return blockers
 
 
 @njit(inline="always")
@@ -203,18 +204,8 @@ def check_squares(pos, tab):
     king = lsb(pos.pieces[KING] & pos.colors[them])
     occ = pos.colors[0] | pos.colors[1]
     own = pos.colors[us]
-    p = pos.pieces
-    snipers = ((rook_attacks(tab, king, U64_ZERO) & (p[ROOK] | p[QUEEN]))
-               | (bishop_attacks(tab, king, U64_ZERO) & (p[BISHOP] | p[QUEEN]))) & own
-    discoverers = U64_ZERO
-    while snipers:
-        sniper = lsb(snipers)
-        snipers &= snipers - U64_ONE
-        between = between_bb(tab, sniper, king) & occ
-        if between != U64_ZERO and (between & (between - U64_ONE)) == U64_ZERO and (between & own) != U64_ZERO:
-            discoverers |= between
     return (king, pawn_attacks(tab, them, king), knight_attacks(tab, king), bishop_attacks(tab, king, occ),
-            rook_attacks(tab, king, occ), discoverers)
+            rook_attacks(tab, king, occ), line_blockers(pos, tab, king, own, own, occ))
 
 
 @njit(inline="always")
@@ -223,10 +214,10 @@ def gives_check_fast(pos, tab, move, king, pawn_checks, knight_checks, bishop_ch
 
     A slider's direct check is read off squares computed before the move: the line
     from its new square to the king cannot run through its old square, or it would
-    be giving check already.  Castling, en passant and promotions take ``gives_check``.
+    be giving check already.  Castling, en passant and promotions are made and tested.
     """
     if move_kind(move) != 0:
-        return gives_check(pos, tab, move)
+        return gives_check_by_making(pos, tab, move)
     frm = move_from(move)
     to_bb = square_bb(move_to(move))
     piece_type = pos.board[frm] & 7
