@@ -34,7 +34,10 @@ from engine.defs import (
     ST_CASTLING, ST_EP, ST_SIDE, U64_ALL, U64_ONE, U64_ZERO, WHITE, BACK_RANKS,
 )
 from engine.jit import hot_njit, lsb, njit, popcount
-from engine.move import CASTLE_FLAG, EP_FLAG, PROMO_BISHOP, PROMO_KNIGHT, PROMO_QUEEN, PROMO_ROOK
+from engine.move import (
+    CASTLE_FLAG, CASTLING, EN_PASSANT, EP_FLAG, PROMO_BISHOP, PROMO_KNIGHT, PROMO_QUEEN, PROMO_ROOK, PROMO_SHIFT,
+    PROMOTION, move_from, move_kind, move_to,
+)
 from engine.position import attackers_to, castling_squares, is_attacked, line_blockers
 
 GEN_ALL, GEN_NOISY, GEN_COUNT = 0, 1, 2
@@ -102,6 +105,39 @@ def _pawn_captures_west(pawns, us):
 def _pawn_captures_east(pawns, us):
     """Squares a pawn of ``us`` attacks towards the h-file."""
     return (pawns & ~FILE_H) << _U9 if us == WHITE else (pawns & ~FILE_H) >> _U7
+
+
+@njit(inline="always")
+def _en_passant_is_legal(pos, tab, frm, ep, ksq, occ, enemy):
+    """True when our pawn on ``frm`` may take en passant on ``ep`` without exposing the king.
+
+    Checked by recomputing the king's attackers with both pawns moved: this catches the
+    rank pin of two pawns and a checker that is the pawn being taken.
+    """
+    captured_bb = square_bb(ep ^ 8)
+    after = (occ ^ square_bb(frm) ^ captured_bb) | square_bb(ep)
+    return (attackers_to(pos, tab, ksq, after) & enemy & ~captured_bb) == U64_ZERO
+
+
+@njit(inline="always")
+def _castling_is_legal(pos, tab, us, ksq, king_bb, rook_sq, occ):
+    """True when castling with the rook on ``rook_sq`` is open and safe (the caller has
+    checked the right and that the king is not in check)."""
+    them = us ^ 1
+    king_to, rook_to = castling_squares(us, ksq, rook_sq)
+    rook_bb = square_bb(rook_sq)
+    king_path = between_bb(tab, ksq, king_to) | square_bb(king_to)
+    rook_path = between_bb(tab, rook_sq, rook_to) | square_bb(rook_to)
+    if (king_path | rook_path) & occ & ~king_bb & ~rook_bb:
+        return False
+    occ_castle = occ ^ king_bb ^ rook_bb
+    path = king_path
+    while path:
+        sq = lsb(path)
+        path &= path - U64_ONE
+        if is_attacked(pos, tab, sq, them, occ_castle):
+            return False
+    return True
 
 
 @hot_njit
@@ -231,14 +267,11 @@ def generate_moves(pos, tab, moves, start, mode):
     # Step 8. En passant, verified by recomputing the king's attackers.
     ep = st[ST_EP]
     if ep != NO_SQUARE:
-        captured_bb = square_bb(ep ^ 8)
         capturers = pawn_attacks(tab, them, ep) & pawns
         while capturers:
             frm = lsb(capturers)
             capturers &= capturers - U64_ONE
-            after = (occ ^ square_bb(frm) ^ captured_bb) | square_bb(ep)
-            attackers = attackers_to(pos, tab, ksq, after) & enemy & ~captured_bb
-            if attackers == U64_ZERO:
+            if _en_passant_is_legal(pos, tab, frm, ep, ksq, occ, enemy):
                 if not count_only:
                     moves[n] = frm | (ep << 6) | EP_FLAG
                 n += 1
@@ -249,23 +282,99 @@ def generate_moves(pos, tab, moves, start, mode):
         for side in range(2):
             if rights >> side & 1:
                 rook_sq = pos.castle_rook[2 * us + side]
-                king_to, rook_to = castling_squares(us, ksq, rook_sq)
-                rook_bb = square_bb(rook_sq)
-                king_path = between_bb(tab, ksq, king_to) | square_bb(king_to)
-                rook_path = between_bb(tab, rook_sq, rook_to) | square_bb(rook_to)
-                if (king_path | rook_path) & occ & ~king_bb & ~rook_bb:
-                    continue
-                occ_castle = occ ^ king_bb ^ rook_bb
-                safe = True
-                path = king_path
-                while path:
-                    sq = lsb(path)
-                    path &= path - U64_ONE
-                    if is_attacked(pos, tab, sq, them, occ_castle):
-                        safe = False
-                        break
-                if safe:
+                if _castling_is_legal(pos, tab, us, ksq, king_bb, rook_sq, occ):
                     if not count_only:
                         moves[n] = ksq | (rook_sq << 6) | CASTLE_FLAG
                     n += 1
     return n
+
+
+@hot_njit(inline="always")
+def is_legal_move(pos, tab, move):
+    """True when the 16-bit word ``move`` is a legal move here, exactly as ``generate_moves``
+    would write it.
+
+    The search asks this of the transposition table's move so that it can play that move
+    before generating the others: the word may come from another position whose key
+    collided, so it is checked from scratch, with the generator's rules (king lifted off
+    the board, check mask, pins, en passant and castling by the same helpers).
+    """
+    frm = move_from(move)
+    to = move_to(move)
+    kind = move_kind(move)
+    st = pos.state
+    us = st[ST_SIDE]
+    them = us ^ 1
+    piece = pos.board[frm]
+    if piece == 0 or piece >> 3 != us or (kind != PROMOTION and (move >> PROMO_SHIFT) & 3 != 0):
+        return False
+    piece_type = piece & 7
+    pieces = pos.pieces
+    own = pos.colors[us]
+    enemy = pos.colors[them]
+    occ = own | enemy
+    king_bb = pieces[KING] & own
+    ksq = lsb(king_bb)
+    to_bb = square_bb(to)
+    checkers = attackers_to(pos, tab, ksq, occ) & enemy
+
+    if kind == CASTLING:
+        if piece_type != KING or checkers != U64_ZERO:
+            return False
+        rights = st[ST_CASTLING] >> (2 * us) & 3
+        for side in range(2):
+            if rights >> side & 1 and pos.castle_rook[2 * us + side] == to:
+                return _castling_is_legal(pos, tab, us, ksq, king_bb, to, occ)
+        return False
+    if to_bb & own:
+        return False
+    if kind == EN_PASSANT:
+        return (piece_type == PAWN and to == st[ST_EP] and st[ST_EP] != NO_SQUARE
+                and (pawn_attacks(tab, us, frm) & to_bb) != U64_ZERO
+                and _en_passant_is_legal(pos, tab, frm, to, ksq, occ, enemy))
+
+    # Can the piece reach ``to`` at all?  Pawns reach the back rank only by promoting.
+    if piece_type == PAWN:
+        if (kind == PROMOTION) != ((to_bb & BACK_RANKS) != U64_ZERO):
+            return False
+        up = 8 if us == WHITE else -8
+        start_rank = 1 if us == WHITE else 6
+        if pawn_attacks(tab, us, frm) & to_bb:
+            reachable = (to_bb & enemy) != U64_ZERO
+        elif to == frm + up:
+            reachable = (to_bb & occ) == U64_ZERO
+        elif to == frm + 2 * up and frm >> 3 == start_rank:
+            reachable = ((to_bb | square_bb(frm + up)) & occ) == U64_ZERO
+        else:
+            reachable = False
+        if not reachable:
+            return False
+    elif kind == PROMOTION:
+        return False
+    elif piece_type == KNIGHT:
+        if (knight_attacks(tab, frm) & to_bb) == U64_ZERO:
+            return False
+    elif piece_type == BISHOP:
+        if (bishop_attacks(tab, frm, occ) & to_bb) == U64_ZERO:
+            return False
+    elif piece_type == ROOK:
+        if (rook_attacks(tab, frm, occ) & to_bb) == U64_ZERO:
+            return False
+    elif piece_type == QUEEN:
+        if ((bishop_attacks(tab, frm, occ) | rook_attacks(tab, frm, occ)) & to_bb) == U64_ZERO:
+            return False
+    else:  # the king: a step onto a square not attacked once it has left its own
+        if (king_attacks(tab, frm) & to_bb) == U64_ZERO:
+            return False
+        return not is_attacked(pos, tab, to, them, occ ^ king_bb)
+
+    # Not the king: in check it must capture or block a single checker, and a pinned
+    # piece stays on the line through its king.
+    if checkers != U64_ZERO:
+        if checkers & (checkers - U64_ONE):
+            return False
+        if ((between_bb(tab, ksq, lsb(checkers)) | checkers) & to_bb) == U64_ZERO:
+            return False
+    if line_blockers(pos, tab, ksq, enemy, own, occ) & square_bb(frm):
+        return (line_bb(tab, ksq, frm) & to_bb) != U64_ZERO
+    return True

@@ -55,7 +55,7 @@ from engine.move import PROMOTION, move_from, move_kind, move_promo_type, move_t
 from engine.moveorder import (
     HISTORY_MAX, SEE_VALUE, captured_type, is_capture, pick_next, score_captures, score_moves, see_ge,
 )
-from engine.movegen import GEN_ALL, GEN_NOISY, generate_moves
+from engine.movegen import GEN_ALL, GEN_NOISY, generate_moves, is_legal_move
 from engine.syzygy import TB_FAIL, probe_wdl
 from engine.position import (
     check_squares, gives_check_fast, in_check, make_move, make_null_move, unmake_move, unmake_null_move,
@@ -421,36 +421,60 @@ def search(pos, tab, tt, sd, ev, tb, scratch, alpha, beta, depth, ply):
     if config[CFG_PRUNING] and tt_move == 0 and depth >= IIR_MIN_DEPTH and excluded == 0:
         depth -= 1
 
-    # Step 10. Move generation and ordering (the root's list comes from Python).
+    # Step 10. Move ordering, TT move first.  The TT move is played before the other
+    # moves are generated: it cuts off often enough that generating and scoring the
+    # rest would be wasted (the root's list comes from Python, already ordered).
     if root:
         start = sd.root_info[ROOT_PV_START]
         count = sd.root_info[ROOT_COUNT] - start
         for i in range(count):
             sd.moves[0, i] = sd.root_moves[start + i]
             sd.scores[0, i] = MAX_MOVES - i  # keep the driver's order
+        generated = True
+        tt_move_first = False
     else:
-        count = generate_moves(pos, tab, sd.moves[ply], 0, GEN_ALL)
-        if count == 0:
-            return -MATE + ply if checked else DRAW
-        previous = pos.history[pos.state[ST_PLY] - 1, H_MOVE] if pos.state[ST_PLY] > 0 else 0
-        counter = 0
-        if previous != 0:
-            counter = sd.counter_moves[pos.board[move_to(previous)], move_to(previous)]
-        score_moves(pos, tab, sd.moves, sd.scores, ply, count, tt_move, sd.killers[ply, 0], sd.killers[ply, 1],
-                    counter, sd.history, side)
+        # The word may come from a position whose key collided: play it only if legal.
+        tt_move_first = tt_move != 0 and is_legal_move(pos, tab, tt_move)
+        count = 1 if tt_move_first else 0
+        generated = False
 
     # Step 11. The move loop: PVS with late-move reductions and shallow-depth pruning.
-    # Shallow-depth pruning spares checks, so it asks of many moves whether they check:
-    # what that takes is worked out once here.
-    ck_king, ck_pawn, ck_knight, ck_bishop, ck_rook, ck_discoverers = check_squares(pos, tab)
+    # Shallow-depth pruning spares checks, so it may ask of many moves whether they
+    # check: what that takes is worked out once, the first time it is needed.
+    check_info_ready = False
+    ck_king, ck_pawn, ck_knight, ck_bishop, ck_rook, ck_discoverers = 0, U64_ZERO, U64_ZERO, U64_ZERO, U64_ZERO, U64_ZERO
     best = -INFINITE
     best_move = 0
     original_alpha = alpha
     moves_searched = 0
     quiets_tried = 0
     skip_quiets = False
-    for i in range(count):
-        move = pick_next(sd.moves, sd.scores, ply, i, count)
+    i = 0
+    while True:
+        if i == count:
+            if generated:
+                break
+            # The rest of the moves, scored: captures by MVV-LVA and SEE, quiets by
+            # killers, countermove and history.
+            generated = True
+            count = generate_moves(pos, tab, sd.moves[ply], 0, GEN_ALL)
+            if count == 0:
+                return -MATE + ply if checked else DRAW
+            previous = pos.history[pos.state[ST_PLY] - 1, H_MOVE] if pos.state[ST_PLY] > 0 else 0
+            counter = 0
+            if previous != 0:
+                counter = sd.counter_moves[pos.board[move_to(previous)], move_to(previous)]
+            score_moves(pos, tab, sd.moves, sd.scores, ply, count, tt_move, sd.killers[ply, 0], sd.killers[ply, 1],
+                        counter, sd.history, side)
+            i = 0
+        slot = i
+        i += 1
+        if generated:
+            move = pick_next(sd.moves, sd.scores, ply, slot, count)
+            if tt_move_first and move == tt_move:
+                continue  # already searched
+        else:
+            move = tt_move
         if move == excluded:
             continue
         capture = is_capture(pos, move)
@@ -467,6 +491,9 @@ def search(pos, tab, tt, sd, ev, tb, scratch, alpha, beta, depth, ply):
                         or (depth <= FUTILITY_MAX_DEPTH and not checked
                             and static_eval + FUTILITY_BASE + FUTILITY_MARGIN * depth <= alpha)):
                     skip_quiets = True
+                    if not check_info_ready:
+                        ck_king, ck_pawn, ck_knight, ck_bishop, ck_rook, ck_discoverers = check_squares(pos, tab)
+                        check_info_ready = True
                     if not gives_check_fast(pos, tab, move, ck_king, ck_pawn, ck_knight, ck_bishop, ck_rook,
                                             ck_discoverers):
                         continue
@@ -489,16 +516,6 @@ def search(pos, tab, tt, sd, ev, tb, scratch, alpha, beta, depth, ply):
                 extension = 1
             elif singular_beta >= beta:
                 return singular_beta  # multi-cut: several moves beat beta
-            # the singular search overwrote this ply's move list: regenerate it
-            count = generate_moves(pos, tab, sd.moves[ply], 0, GEN_ALL)
-            previous = pos.history[pos.state[ST_PLY] - 1, H_MOVE] if pos.state[ST_PLY] > 0 else 0
-            counter = 0
-            if previous != 0:
-                counter = sd.counter_moves[pos.board[move_to(previous)], move_to(previous)]
-            score_moves(pos, tab, sd.moves, sd.scores, ply, count, tt_move, sd.killers[ply, 0],
-                        sd.killers[ply, 1], counter, sd.history, side)
-            pick_next(sd.moves, sd.scores, ply, 0, count)  # the TT move back in front
-
         make_move(pos, tab, move)
         tt_prefetch(tt, pos.keys[pos.state[ST_PLY]])  # the child probes it first thing
         move_checks = in_check(pos, tab)
@@ -514,7 +531,7 @@ def search(pos, tab, tt, sd, ev, tb, scratch, alpha, beta, depth, ply):
         else:
             reduction = 0
             if (config[CFG_REDUCTIONS] and depth >= LMR_MIN_DEPTH and moves_searched >= LMR_MIN_MOVES
-                    and (quiet or sd.scores[ply, i] < 0)):
+                    and (quiet or sd.scores[ply, slot] < 0)):
                 reduction = sd.reductions[min(depth, 63), min(moves_searched, 63)]
                 if pv_node:
                     reduction -= 1
@@ -542,7 +559,7 @@ def search(pos, tab, tt, sd, ev, tb, scratch, alpha, beta, depth, ply):
             quiets_tried += 1
 
         if root:
-            sd.root_scores[sd.root_info[ROOT_PV_START] + i] = score if (moves_searched == 1 or score > alpha) \
+            sd.root_scores[sd.root_info[ROOT_PV_START] + slot] = score if (moves_searched == 1 or score > alpha) \
                 else -INFINITE
 
         # Step 16. Keep the best move; raise alpha; cut off at beta.
