@@ -13,8 +13,10 @@ from pathlib import Path
 
 import chess
 import chess.pgn
+import pytest
 
 from engine.tools.match import EngineConfig, MatchConfig, SprtConfig, run_match
+from engine.tools.progress import ProgressBar
 from engine.tools.suite import load_suite, run_suite
 
 REPO = Path(__file__).resolve().parents[1]
@@ -159,3 +161,16 @@ def test_suite_reads_bm_am_and_sts_points(tmp_path: Path) -> None:
     assert wac.judge(wac.board().parse_san("Qh4")) == (False, 0)
     assert avoid.judge(avoid.board().parse_san("Ra8#")) == (True, 0)
     assert avoid.judge(avoid.board().parse_san("Rb1")) == (False, 0)
+
+
+def test_progress_bar_counts_and_can_be_switched_off(capsys: pytest.CaptureFixture[str]) -> None:
+    bar = ProgressBar(2, "pos", enabled=True)
+    bar.update("first")
+    bar.update("second")
+    bar.close()
+    shown = capsys.readouterr().err
+    assert "2/2" in shown and "second" in shown
+    silent = ProgressBar(2, "pos", enabled=False)
+    silent.update("first")
+    silent.close()
+    assert silent.done == 1 and capsys.readouterr().err == ""

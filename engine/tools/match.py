@@ -78,6 +78,7 @@ import chess.pgn
 import chess.syzygy
 
 from engine.tools import stats
+from engine.tools.progress import ProgressBar
 
 MATE_CP = 100_000
 """Centipawn value given to mate scores when comparing them with adjudication thresholds."""
@@ -855,44 +856,6 @@ class _Job:
     slots: tuple[int, ...]
 
 
-class _Progress:
-    """A tqdm bar when tqdm is installed, else a plain status line on stderr."""
-
-    def __init__(self, total: int, enabled: bool) -> None:
-        self.total = total
-        self.done = 0
-        self.enabled = enabled
-        self.bar: Any = None
-        if not enabled:
-            return
-        try:
-            from tqdm import tqdm
-        except ImportError:
-            return
-        self.bar = tqdm(total=total, unit="game", dynamic_ncols=True, file=sys.stderr)
-
-    def update(self, text: str) -> None:
-        """Count one game and show ``text``."""
-        self.done += 1
-        if not self.enabled:
-            return
-        if self.bar is not None:
-            self.bar.set_postfix_str(text, refresh=False)
-            self.bar.update(1)
-        else:
-            end = "\r" if sys.stderr.isatty() else "\n"
-            print(f"[{self.done}/{self.total}] {text}", end=end, file=sys.stderr, flush=True)
-
-    def close(self) -> None:
-        """Finish the bar or line."""
-        if not self.enabled:
-            return
-        if self.bar is not None:
-            self.bar.close()
-        elif sys.stderr.isatty():
-            print(file=sys.stderr)
-
-
 def _unique_names(engines: list[EngineConfig]) -> None:
     """Make engine names unique by suffixing repeats with ``-2``, ``-3``, ..."""
     seen: dict[str, int] = {}
@@ -978,7 +941,7 @@ def run_match(config: MatchConfig, on_game: Callable[[GameRecord], None] | None 
             events.put(("done", None))
 
     total_games = per_pairing * len(pairings)
-    progress = _Progress(total_games, config.progress)
+    progress = ProgressBar(total_games, "game", config.progress)
     pgn_file: TextIO | None = open(config.pgn_out, "a", encoding="utf-8") if config.pgn_out else None
     pending: dict[tuple[int, int], float] = {}
     error: MatchError | None = None

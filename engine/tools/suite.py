@@ -44,6 +44,7 @@ import chess
 import chess.engine
 
 from engine.tools.match import EngineConfig, EngineProcess, MatchError, parse_key_values, quiet_engine_log
+from engine.tools.progress import ProgressBar
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 """The repository root: the parent of the ``engine`` package."""
@@ -303,7 +304,7 @@ def run_suite(paths: Sequence[str | Path], engine: EngineConfig | None = None, *
     config = engine or EngineConfig(cmd=list(DEFAULT_ENGINE), name="numbat")
     search_limit = chess.engine.Limit(time=movetime, depth=depth, nodes=nodes)
     suites = [(Path(p), load_suite(p, limit)) for p in paths]
-    bar = _Bar(sum(len(positions) for _, positions in suites), progress)
+    bar = ProgressBar(sum(len(positions) for _, positions in suites), "pos", progress)
     process = EngineProcess(config, start_timeout)
     results: list[SuiteResult] = []
     try:
@@ -320,38 +321,6 @@ def run_suite(paths: Sequence[str | Path], engine: EngineConfig | None = None, *
         bar.close()
         process.quit()
     return results
-
-
-class _Bar:
-    """tqdm when installed, else a plain status line on stderr."""
-
-    def __init__(self, total: int, enabled: bool) -> None:
-        self.total, self.done, self.enabled, self.bar = total, 0, enabled, None
-        if enabled:
-            try:
-                from tqdm import tqdm
-            except ImportError:
-                return
-            self.bar = tqdm(total=total, unit="pos", dynamic_ncols=True, file=sys.stderr)
-
-    def update(self, text: str) -> None:
-        """Count one position and show ``text``."""
-        self.done += 1
-        if not self.enabled:
-            return
-        if self.bar is not None:
-            self.bar.set_postfix_str(text, refresh=False)
-            self.bar.update(1)
-        else:
-            end = "\r" if sys.stderr.isatty() else "\n"
-            print(f"[{self.done}/{self.total}] {text}", end=end, file=sys.stderr, flush=True)
-
-    def close(self) -> None:
-        """Finish the bar or line."""
-        if self.enabled and self.bar is not None:
-            self.bar.close()
-        elif self.enabled and sys.stderr.isatty():
-            print(file=sys.stderr)
 
 
 # ---------------------------------------------------------------------------

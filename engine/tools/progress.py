@@ -1,0 +1,31 @@
+"""Progress display shared by the long-running tools (match, suite): one tqdm bar on stderr."""
+
+from __future__ import annotations
+
+import sys
+
+from tqdm import tqdm
+
+
+class ProgressBar:
+    """A tqdm bar on stderr counting ``unit`` items, with the latest status as its postfix.
+
+    ``enabled=False`` (the tools' ``--no-progress``) makes every call a no-op, so the
+    caller needs no branches of its own.
+    """
+
+    def __init__(self, total: int, unit: str, enabled: bool) -> None:
+        self.done = 0
+        self.bar = tqdm(total=total, unit=unit, dynamic_ncols=True, file=sys.stderr) if enabled else None
+
+    def update(self, text: str) -> None:
+        """Count one item and show ``text`` beside the bar."""
+        self.done += 1
+        if self.bar is not None:
+            self.bar.set_postfix_str(text, refresh=False)
+            self.bar.update(1)
+
+    def close(self) -> None:
+        """Finish the bar."""
+        if self.bar is not None:
+            self.bar.close()
