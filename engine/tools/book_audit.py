@@ -22,10 +22,7 @@ import chess
 import chess.engine
 import chess.polyglot
 
-try:
-    from tqdm import tqdm
-except ImportError:  # pragma: no cover
-    tqdm = None
+from tqdm import tqdm
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -72,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     bad = []
     moves_checked = 0
     worst = 0
-    iterator = tqdm(positions, desc="auditing", unit="pos") if tqdm else positions
+    iterator = tqdm(positions, desc="auditing", unit="pos")
     try:
         for board in iterator:
             best = engine.analyse(board, limit)["score"].relative.score(mate_score=100000)

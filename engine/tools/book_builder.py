@@ -24,10 +24,7 @@ import chess
 import chess.pgn
 import chess.polyglot
 
-try:
-    from tqdm import tqdm
-except ImportError:  # pragma: no cover
-    tqdm = None
+from tqdm import tqdm
 
 
 def polyglot_move(board: chess.Board, move: chess.Move) -> int:
@@ -49,7 +46,7 @@ def collect(paths: list[Path], max_ply: int, max_games: int | None) -> dict[tupl
     """(key, move) -> [games, score points*2, uci] over every game of every PGN file."""
     stats: dict[tuple[int, int], list] = defaultdict(lambda: [0, 0, ""])
     games = 0
-    progress = tqdm(unit="game", desc="reading PGN") if tqdm else None
+    progress = tqdm(unit="game", desc="reading PGN")
     for path in paths:
         with open(path, encoding="utf-8", errors="replace") as handle:
             while max_games is None or games < max_games:
@@ -57,8 +54,7 @@ def collect(paths: list[Path], max_ply: int, max_games: int | None) -> dict[tupl
                 if game is None:
                     break
                 games += 1
-                if progress is not None:
-                    progress.update()
+                progress.update()
                 result = game.headers.get("Result", "*")
                 white_points = {"1-0": 2, "0-1": 0, "1/2-1/2": 1}.get(result, 1)
                 board = game.board()
@@ -70,8 +66,7 @@ def collect(paths: list[Path], max_ply: int, max_games: int | None) -> dict[tupl
                     entry[1] += white_points if board.turn == chess.WHITE else 2 - white_points
                     entry[2] = move.uci()
                     board.push(move)
-    if progress is not None:
-        progress.close()
+    progress.close()
     return stats
 
 
