@@ -29,7 +29,8 @@ The per-thread working arrays travel in the ``SearchData`` namedtuple:
     root_moves         int32[MAX_MOVES]                root moves, best first (set by Python)
     root_scores        int32[MAX_MOVES]                score of each root move this iteration
     root_info          int64[2]                        ROOT_COUNT, ROOT_PV_START (MultiPV line)
-    counters           int64[8]                        C_* statistics (nodes, seldepth, ...)
+    counters           int64[24]                       C_* statistics (nodes, seldepth, ...), then the
+                                                       cutoff table from C_CUTOFFS (see ``cutoff_slot``)
     control            int64[4]                        K_* shared control: stop flag, node limit
     reductions         int32[64, 64]                   late-move reduction by depth and move number
     config             int32[12]                       CFG_* switches (all on in play) and Syzygy settings
@@ -50,7 +51,7 @@ from engine.defs import (
     ST_SIDE, U64_ZERO,
 )
 from engine.evaluate import evaluate, evaluate_inline
-from engine.jit import hot_njit, popcount
+from engine.jit import hot_njit, njit, popcount
 from engine.move import PROMOTION, move_from, move_kind, move_promo_type, move_to
 from engine.moveorder import (
     HISTORY_MAX, SEE_VALUE, captured_type, is_capture, pick_next, score_captures, score_moves, see_ge,
@@ -100,6 +101,9 @@ TB_PLY_MARGIN = 12           # probes make captures internally: keep clear of th
 
 # Layout of SearchData.counters
 C_NODES, C_SELDEPTH, C_TBHITS, C_FAIL_HIGH, C_FAIL_HIGH_FIRST, C_NMP_GUARD = 0, 1, 2, 3, 4, 5
+C_CUTOFFS = 8                # beta cutoffs by remaining depth (1, 2, 3, 4+), TT move or not, first move or not
+CUTOFF_DEPTHS = 4
+COUNTERS_SIZE = C_CUTOFFS + CUTOFF_DEPTHS * 4
 # Layout of SearchData.control (shared by threads)
 K_STOP, K_NODE_LIMIT = 0, 1
 # Layout of SearchData.root_info
@@ -145,7 +149,7 @@ def new_search_data(control: np.ndarray | None = None) -> SearchData:
         root_moves=np.zeros(MAX_MOVES, dtype=np.int32),
         root_scores=np.zeros(MAX_MOVES, dtype=np.int32),
         root_info=np.zeros(2, dtype=np.int64),
-        counters=np.zeros(8, dtype=np.int64),
+        counters=np.zeros(COUNTERS_SIZE, dtype=np.int64),
         control=control,
         reductions=reduction_table(),
         config=_default_config(),
@@ -210,6 +214,13 @@ def has_non_pawn_material(pos, side):
     """True when ``side`` has a piece other than king and pawns (null move is then safe)."""
     p = pos.pieces
     return ((p[KNIGHT] | p[BISHOP] | p[ROOK] | p[QUEEN]) & pos.colors[side]) != U64_ZERO
+
+
+@njit(inline="always")
+def cutoff_slot(depth, had_tt_move, first):
+    """Index in ``counters`` of a beta cutoff's cell: remaining depth, TT move tried first, first move."""
+    bucket = min(depth, CUTOFF_DEPTHS) - 1
+    return C_CUTOFFS + 4 * bucket + (2 if had_tt_move else 0) + (1 if first else 0)
 
 
 @hot_njit(inline="always")
@@ -576,6 +587,8 @@ def search(pos, tab, tt, sd, ev, tb, scratch, alpha, beta, depth, ply):
                     counters[C_FAIL_HIGH] += 1
                     if moves_searched == 1:
                         counters[C_FAIL_HIGH_FIRST] += 1
+                    # (the root's first move is the last iteration's best: its TT move)
+                    counters[cutoff_slot(depth, tt_move_first or root, moves_searched == 1)] += 1
                     break
                 alpha = score
 

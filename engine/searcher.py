@@ -24,7 +24,8 @@ from engine.board import Board
 from engine.defs import MAX_PLY, ST_PLY
 from engine.evaluate import make_evaluator
 from engine.search import (
-    CFG_TB_DEPTH, CFG_TB_PIECES, CFG_TB_RULE50, C_FAIL_HIGH, C_FAIL_HIGH_FIRST, C_NODES, C_SELDEPTH, C_TBHITS, INFINITE, K_NODE_LIMIT, K_STOP,
+    CFG_TB_DEPTH, CFG_TB_PIECES, CFG_TB_RULE50, C_CUTOFFS, C_FAIL_HIGH, C_FAIL_HIGH_FIRST, C_NODES, C_SELDEPTH,
+    C_TBHITS, CUTOFF_DEPTHS, INFINITE, K_NODE_LIMIT, K_STOP,
     ROOT_COUNT, ROOT_PV_START, age_history, clear_heuristics, new_search_data, search, tt_move_of,
 )
 from engine.syzygy import empty_tablebases, make_scratch
@@ -55,6 +56,9 @@ class SearchStats:
     iteration_nodes: list[int] = field(default_factory=list)
     fail_high: int = 0
     fail_high_first: int = 0
+    # cutoffs[d, t, f]: beta cutoffs at remaining depth d + 1 (the last row: 4 or more),
+    # t = 1 if a TT move was tried first, f = 1 if the first move searched made the cutoff
+    cutoffs: np.ndarray = field(default_factory=lambda: np.zeros((CUTOFF_DEPTHS, 2, 2), dtype=np.int64))
 
     def summary(self) -> str:
         """Effective branching factor and first-move cutoff rate as one line."""
@@ -320,6 +324,7 @@ class Searcher:
 
         self.stats.fail_high = int(sd.counters[C_FAIL_HIGH])
         self.stats.fail_high_first = int(sd.counters[C_FAIL_HIGH_FIRST])
+        self.stats.cutoffs = sd.counters[C_CUTOFFS:C_CUTOFFS + CUTOFF_DEPTHS * 4].reshape(CUTOFF_DEPTHS, 2, 2).copy()
         best = lines[0].moves[0]
         ponder = lines[0].moves[1] if len(lines[0].moves) > 1 else self._ponder_from_tt(board, best)
         return best, ponder

@@ -87,6 +87,19 @@ def test_finds_mate_and_its_pv_mates(fen: str, moves: int) -> None:
     assert len(pv) == 2 * moves - 1
 
 
+def test_cutoff_table_splits_every_beta_cutoff() -> None:
+    """The students' table adds up to the first-move cutoff rate, and it reaches every depth row."""
+    searcher = Searcher(hash_mb=8)
+    searcher.think(Board(BENCH_POSITIONS[1]), Limits(depth=8), lambda line: None)
+    stats = searcher.stats
+    assert stats.cutoffs.shape == (4, 2, 2)
+    assert int(stats.cutoffs.sum()) == stats.fail_high > 1000
+    assert int(stats.cutoffs[:, :, 1].sum()) == stats.fail_high_first
+    assert stats.cutoffs.sum(axis=(1, 2)).min() > 0          # depth 1, 2, 3 and 4+ all cut off
+    assert stats.cutoffs[:, 1].sum() > 0 and stats.cutoffs[:, 0].sum() > 0  # with and without a TT move
+    assert 0 < stats.fail_high_first < stats.fail_high
+
+
 def test_bench_node_count_is_deterministic() -> None:
     counts = []
     for _ in range(2):

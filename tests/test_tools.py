@@ -13,6 +13,7 @@ from pathlib import Path
 
 import chess
 import chess.pgn
+import numpy as np
 import pytest
 
 from engine.tools.match import EngineConfig, MatchConfig, SprtConfig, run_match
@@ -174,3 +175,16 @@ def test_progress_bar_counts_and_can_be_switched_off(capsys: pytest.CaptureFixtu
     silent.update("first")
     silent.close()
     assert silent.done == 1 and capsys.readouterr().err == ""
+
+
+def test_search_stats_cutoff_table_gives_rates_and_shares() -> None:
+    from engine.tools.search_stats import cutoff_table
+
+    cutoffs = np.zeros((4, 2, 2), dtype=np.int64)
+    cutoffs[0, 0] = [10, 90]   # depth 1, no TT move: 10 later-move cutoffs, 90 first-move
+    cutoffs[3, 1] = [30, 70]   # depth 4+, TT move
+    rows = {tuple(line.split()[:2]): line.split()[2:] for line in cutoff_table(cutoffs).splitlines()[1:]}
+    assert rows[("1", "no")] == ["100", "90.0%", "25.0%"]
+    assert rows[("4+", "yes")] == ["100", "70.0%", "75.0%"]
+    assert rows[("2", "yes")] == ["0", "n/a", "0.0%"]
+    assert len(rows) == 8

@@ -7,7 +7,9 @@ branching factor of an iteration is the nodes it took divided by the nodes of th
 iteration before; the report gives, per depth from ``--from-depth`` on, the
 geometric mean over the positions, and over all of those depths together.  The
 first-move cutoff rate is the share of beta cutoffs made by the first move searched
-(summed over every node of every search): the measure of move ordering quality.
+(summed over every node of the main search, quiescence excluded): the measure of move
+ordering quality.  A table then splits the cutoffs by the node's remaining depth and by
+whether a TT move was tried first, showing where the cutoffs after the first move happen.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import argparse
 import math
 import sys
 
+import numpy as np
 from tqdm import tqdm
 
 
@@ -33,6 +36,7 @@ def main() -> int:
     searcher = Searcher(hash_mb=16)
     log_ratios: dict[int, list[float]] = {d: [] for d in range(args.from_depth, args.depth + 1)}
     fail_high = fail_high_first = 0
+    cutoffs = np.zeros((4, 2, 2), dtype=np.int64)
     for fen in tqdm(BENCH_POSITIONS, desc="bench positions", unit="pos"):
         searcher.new_game()
         searcher.think(Board(fen), Limits(depth=args.depth), lambda line: None)
@@ -42,6 +46,7 @@ def main() -> int:
                 log_ratios[depth].append(math.log(nodes[depth - 1] / nodes[depth - 2]))
         fail_high += searcher.stats.fail_high
         fail_high_first += searcher.stats.fail_high_first
+        cutoffs += searcher.stats.cutoffs
 
     print(f"{'depth':>5} {'positions':>9} {'EBF (geometric mean)':>21}")
     pooled: list[float] = []
@@ -52,7 +57,22 @@ def main() -> int:
     overall = math.exp(sum(pooled) / len(pooled)) if pooled else float("nan")
     print(f"effective branching factor, depths {args.from_depth}-{args.depth}: {overall:.2f}")
     print(f"first-move cutoffs: {100 * fail_high_first / max(fail_high, 1):.1f}% of {fail_high} beta cutoffs")
+    print(cutoff_table(cutoffs))
     return 0
+
+
+def cutoff_table(cutoffs: np.ndarray) -> str:
+    """The cutoffs ``[depth, tt move, first]`` as a table: count, first-move share, share of the late ones."""
+    late_total = max(int(cutoffs[:, :, 0].sum()), 1)
+    rows = [f"{'depth':>5} {'TT move':>7} {'cutoffs':>9} {'first move':>10} {'share of later-move cutoffs':>27}"]
+    for bucket in range(cutoffs.shape[0]):
+        label = f"{bucket + 1}+" if bucket == cutoffs.shape[0] - 1 else str(bucket + 1)
+        for had_tt in (1, 0):
+            late, first = (int(n) for n in cutoffs[bucket, had_tt])
+            total = late + first
+            rate = f"{100 * first / total:.1f}%" if total else "n/a"
+            rows.append(f"{label:>5} {'yes' if had_tt else 'no':>7} {total:9} {rate:>10} {100 * late / late_total:26.1f}%")
+    return "\n".join(rows)
 
 
 if __name__ == "__main__":
