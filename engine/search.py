@@ -29,7 +29,7 @@ The per-thread working arrays travel in the ``SearchData`` namedtuple:
     root_moves         int32[MAX_MOVES]                root moves, best first (set by Python)
     root_scores        int32[MAX_MOVES]                score of each root move this iteration
     root_info          int64[2]                        ROOT_COUNT, ROOT_PV_START (MultiPV line)
-    counters           int64[24]                       C_* statistics (nodes, seldepth, ...), then the
+    counters           int64[20]                       C_* statistics (nodes, seldepth, ...), then the
                                                        cutoff table from C_CUTOFFS (see ``cutoff_slot``)
     control            int64[4]                        K_* shared control: stop flag, node limit
     reductions         int32[64, 64]                   late-move reduction by depth and move number
@@ -100,8 +100,8 @@ TB_DEPTH_BONUS = 6           # a tablebase result is stored as if searched this 
 TB_PLY_MARGIN = 12           # probes make captures internally: keep clear of the stack's end
 
 # Layout of SearchData.counters
-C_NODES, C_SELDEPTH, C_TBHITS, C_FAIL_HIGH, C_FAIL_HIGH_FIRST, C_NMP_GUARD = 0, 1, 2, 3, 4, 5
-C_CUTOFFS = 8                # beta cutoffs by remaining depth (1, 2, 3, 4+), TT move or not, first move or not
+C_NODES, C_SELDEPTH, C_TBHITS, C_NMP_GUARD = 0, 1, 2, 3
+C_CUTOFFS = 4                # beta cutoffs by remaining depth (1, 2, 3, 4+), TT move or not, first move or not
 CUTOFF_DEPTHS = 4
 COUNTERS_SIZE = C_CUTOFFS + CUTOFF_DEPTHS * 4
 # Layout of SearchData.control (shared by threads)
@@ -584,9 +584,6 @@ def search(pos, tab, tt, sd, ev, tb, scratch, alpha, beta, depth, ply):
                     sd.pv[ply, j + 1] = sd.pv[ply + 1, j]
                 sd.pv_len[ply] = length + 1
                 if score >= beta:
-                    counters[C_FAIL_HIGH] += 1
-                    if moves_searched == 1:
-                        counters[C_FAIL_HIGH_FIRST] += 1
                     # (the root's first move is the last iteration's best: its TT move)
                     counters[cutoff_slot(depth, tt_move_first or root, moves_searched == 1)] += 1
                     break

@@ -24,8 +24,8 @@ from engine.board import Board
 from engine.defs import MAX_PLY, ST_PLY
 from engine.evaluate import make_evaluator
 from engine.search import (
-    CFG_TB_DEPTH, CFG_TB_PIECES, CFG_TB_RULE50, C_CUTOFFS, C_FAIL_HIGH, C_FAIL_HIGH_FIRST, C_NODES, C_SELDEPTH,
-    C_TBHITS, CUTOFF_DEPTHS, INFINITE, K_NODE_LIMIT, K_STOP,
+    CFG_TB_DEPTH, CFG_TB_PIECES, CFG_TB_RULE50, C_CUTOFFS, C_NODES, C_SELDEPTH, C_TBHITS, CUTOFF_DEPTHS, INFINITE,
+    K_NODE_LIMIT, K_STOP,
     ROOT_COUNT, ROOT_PV_START, age_history, clear_heuristics, new_search_data, search, tt_move_of,
 )
 from engine.syzygy import empty_tablebases, make_scratch
@@ -54,11 +54,19 @@ class SearchStats:
     """Figures of the last search, for the students' ``info string``."""
 
     iteration_nodes: list[int] = field(default_factory=list)
-    fail_high: int = 0
-    fail_high_first: int = 0
     # cutoffs[d, t, f]: beta cutoffs at remaining depth d + 1 (the last row: 4 or more),
     # t = 1 if a TT move was tried first, f = 1 if the first move searched made the cutoff
     cutoffs: np.ndarray = field(default_factory=lambda: np.zeros((CUTOFF_DEPTHS, 2, 2), dtype=np.int64))
+
+    @property
+    def fail_high(self) -> int:
+        """Beta cutoffs in the main search."""
+        return int(self.cutoffs.sum())
+
+    @property
+    def fail_high_first(self) -> int:
+        """Beta cutoffs made by the first move searched."""
+        return int(self.cutoffs[:, :, 1].sum())
 
     def summary(self) -> str:
         """Effective branching factor and first-move cutoff rate as one line."""
@@ -322,8 +330,6 @@ class Searcher:
             if self._should_stop_after(depth, lines[0].score, limits):
                 break
 
-        self.stats.fail_high = int(sd.counters[C_FAIL_HIGH])
-        self.stats.fail_high_first = int(sd.counters[C_FAIL_HIGH_FIRST])
         self.stats.cutoffs = sd.counters[C_CUTOFFS:C_CUTOFFS + CUTOFF_DEPTHS * 4].reshape(CUTOFF_DEPTHS, 2, 2).copy()
         best = lines[0].moves[0]
         ponder = lines[0].moves[1] if len(lines[0].moves) > 1 else self._ponder_from_tt(board, best)

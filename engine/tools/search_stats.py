@@ -29,14 +29,14 @@ def main() -> int:
     args = parser.parse_args()
 
     from engine.bench import BENCH_POSITIONS
+    from engine.search import CUTOFF_DEPTHS
     from engine.board import Board
     from engine.searcher import Searcher
     from engine.timeman import Limits
 
     searcher = Searcher(hash_mb=16)
     log_ratios: dict[int, list[float]] = {d: [] for d in range(args.from_depth, args.depth + 1)}
-    fail_high = fail_high_first = 0
-    cutoffs = np.zeros((4, 2, 2), dtype=np.int64)
+    cutoffs = np.zeros((CUTOFF_DEPTHS, 2, 2), dtype=np.int64)
     for fen in tqdm(BENCH_POSITIONS, desc="bench positions", unit="pos"):
         searcher.new_game()
         searcher.think(Board(fen), Limits(depth=args.depth), lambda line: None)
@@ -44,8 +44,6 @@ def main() -> int:
         for depth in log_ratios:
             if depth <= len(nodes) and nodes[depth - 2] > 0 and nodes[depth - 1] > 0:
                 log_ratios[depth].append(math.log(nodes[depth - 1] / nodes[depth - 2]))
-        fail_high += searcher.stats.fail_high
-        fail_high_first += searcher.stats.fail_high_first
         cutoffs += searcher.stats.cutoffs
 
     print(f"{'depth':>5} {'positions':>9} {'EBF (geometric mean)':>21}")
@@ -56,6 +54,7 @@ def main() -> int:
         print(f"{depth:5} {len(logs):9} {ebf:21.2f}")
     overall = math.exp(sum(pooled) / len(pooled)) if pooled else float("nan")
     print(f"effective branching factor, depths {args.from_depth}-{args.depth}: {overall:.2f}")
+    fail_high, fail_high_first = int(cutoffs.sum()), int(cutoffs[:, :, 1].sum())
     print(f"first-move cutoffs: {100 * fail_high_first / max(fail_high, 1):.1f}% of {fail_high} beta cutoffs")
     print(cutoff_table(cutoffs))
     return 0
