@@ -36,7 +36,8 @@ The per-thread working arrays travel in the ``SearchData`` namedtuple:
     config             int32[12]                       CFG_* switches (all on in play) and Syzygy settings
 
 ``config`` lets the tests switch pruning off to check the textbook claim that
-alpha-beta returns the minimax value.
+alpha-beta returns the minimax value, and ``search_stats --without`` measure what
+each step does to the tree (``SEARCH_STEPS`` names them).
 """
 
 from __future__ import annotations
@@ -109,9 +110,20 @@ K_STOP, K_NODE_LIMIT = 0, 1
 # Layout of SearchData.root_info
 ROOT_COUNT, ROOT_PV_START = 0, 1
 # Layout of SearchData.config
-CFG_TT_CUTOFFS, CFG_NULL_MOVE, CFG_PRUNING, CFG_REDUCTIONS, CFG_QUIESCENCE, CFG_EXTENSIONS = 0, 1, 2, 3, 4, 5
+CFG_TT_CUTOFFS, CFG_NULL_MOVE, CFG_MOVE_PRUNING, CFG_REDUCTIONS, CFG_QUIESCENCE, CFG_EXTENSIONS = 0, 1, 2, 3, 4, 5
 CFG_MATE_DISTANCE = 6
 CFG_TB_PIECES, CFG_TB_DEPTH, CFG_TB_RULE50 = 7, 8, 9  # Syzygy: piece limit (0 = off), probe depth, 50-move rule
+CFG_REVERSE_FUTILITY, CFG_IIR = 10, 11
+# Search steps that ``config`` can switch off, by the names the tools take (``search_stats --without``)
+SEARCH_STEPS = {
+    "tt-cutoffs": CFG_TT_CUTOFFS,              # Step 4
+    "reverse-futility": CFG_REVERSE_FUTILITY,  # Step 7
+    "null-move": CFG_NULL_MOVE,                # Step 8
+    "iir": CFG_IIR,                            # Step 9
+    "move-pruning": CFG_MOVE_PRUNING,          # Step 12: late-move, futility and SEE pruning
+    "extensions": CFG_EXTENSIONS,              # Steps 13-14
+    "reductions": CFG_REDUCTIONS,              # Step 15
+}
 CONFIG_SIZE = 12
 
 SearchData = namedtuple(
@@ -398,7 +410,7 @@ def search(pos, tab, tt, sd, ev, tb, scratch, alpha, beta, depth, ply):
         eval_estimate = tt_score  # the TT score is a better guess than the static eval
 
     # Step 7. Reverse futility pruning: far above beta at low depth, assume a cutoff.
-    if (config[CFG_PRUNING] and not pv_node and not checked and excluded == 0 and depth <= RFP_MAX_DEPTH
+    if (config[CFG_REVERSE_FUTILITY] and not pv_node and not checked and excluded == 0 and depth <= RFP_MAX_DEPTH
             and eval_estimate - RFP_MARGIN * (depth - (1 if improving else 0)) >= beta
             and abs(beta) < MATE_IN_MAX_PLY):
         return eval_estimate
@@ -429,7 +441,7 @@ def search(pos, tab, tt, sd, ev, tb, scratch, alpha, beta, depth, ply):
         sd.pv_len[ply] = 0
 
     # Step 9. Internal iterative reduction: without a TT move this node was never searched well.
-    if config[CFG_PRUNING] and tt_move == 0 and depth >= IIR_MIN_DEPTH and excluded == 0:
+    if config[CFG_IIR] and tt_move == 0 and depth >= IIR_MIN_DEPTH and excluded == 0:
         depth -= 1
 
     # Step 10. Move ordering, TT move first.  The TT move is played before the other
@@ -494,7 +506,7 @@ def search(pos, tab, tt, sd, ev, tb, scratch, alpha, beta, depth, ply):
         # Step 12. Shallow-depth pruning, once a line that is not mated is in hand.  Quiet
         # checks are spared by late-move and futility pruning: a quiet check is how most
         # mating attacks end, and the static evaluation cannot see a mate coming.
-        if config[CFG_PRUNING] and not root and best > -MATE_IN_MAX_PLY:
+        if config[CFG_MOVE_PRUNING] and not root and best > -MATE_IN_MAX_PLY:
             if quiet:
                 if (skip_quiets
                         or (depth <= LMP_MAX_DEPTH

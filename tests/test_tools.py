@@ -188,3 +188,31 @@ def test_search_stats_cutoff_table_gives_rates_and_shares() -> None:
     assert rows[("4+", "yes")] == ["100", "70.0%", "75.0%"]
     assert rows[("2", "yes")] == ["0", "n/a", "0.0%"]
     assert len(rows) == 8
+
+
+def test_search_stats_without_reverse_futility_counts_the_easy_cutoffs(capsys: pytest.CaptureFixture[str]) -> None:
+    """Switching reverse futility off searches the nodes it would prune: more cutoffs, a higher first-move rate."""
+    from engine.tools import search_stats
+
+    def run(*extra: str) -> tuple[int, int, float]:
+        sys.argv = ["search_stats", "--depth", "7", "--from-depth", "6", *extra]
+        assert search_stats.main() == 0
+        out = capsys.readouterr().out
+        nodes = int(next(line for line in out.splitlines() if line.startswith("nodes:")).split()[1])
+        words = next(line for line in out.splitlines() if line.startswith("first-move cutoffs:")).split()
+        return nodes, int(words[-3]), float(words[2].rstrip("%"))
+
+    nodes, cutoffs, rate = run()
+    nodes_off, cutoffs_off, rate_off = run("--without", "reverse-futility")
+    assert nodes_off > nodes and cutoffs_off > cutoffs
+    assert rate_off > rate
+
+
+def test_search_stats_rejects_an_unknown_step(capsys: pytest.CaptureFixture[str]) -> None:
+    from engine.tools import search_stats
+
+    sys.argv = ["search_stats", "--without", "null-move,alpha-beta"]
+    with pytest.raises(SystemExit) as exit_info:
+        search_stats.main()
+    assert exit_info.value.code == 2
+    assert "unknown search step(s) alpha-beta" in capsys.readouterr().err

@@ -1,6 +1,6 @@
 """Search shape on the bench positions: effective branching factor and first-move cutoffs.
 
-    python -m engine.tools.search_stats [--depth 14] [--from-depth 12]
+    python -m engine.tools.search_stats [--depth 14] [--from-depth 12] [--without STEP,...]
 
 Each bench position is searched to ``--depth`` with a fresh table.  The effective
 branching factor of an iteration is the nodes it took divided by the nodes of the
@@ -10,6 +10,13 @@ first-move cutoff rate is the share of beta cutoffs made by the first move searc
 (summed over every node of the main search, quiescence excluded): the measure of move
 ordering quality.  A table then splits the cutoffs by the node's remaining depth and by
 whether a TT move was tried first, showing where the cutoffs after the first move happen.
+
+``--without`` switches search steps off (``reverse-futility``, ``null-move``, ``iir``,
+``move-pruning``, ``reductions``, ``extensions``, ``tt-cutoffs``) to show what each
+does to the tree.  The rate counts only nodes whose moves were searched: a step that
+prunes a node before its move loop (reverse futility, null move) removes the cutoff
+from the count, and those nodes are the easiest cut-nodes of all, so pruning more
+lowers the measured rate even though the ordering is the same.
 """
 
 from __future__ import annotations
@@ -26,15 +33,25 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--depth", type=int, default=14, help="search depth per position (default 14)")
     parser.add_argument("--from-depth", type=int, default=12, help="first depth whose EBF is reported")
+    parser.add_argument("--without", default="", metavar="STEP,...",
+                        help="comma-separated search steps to switch off (see the module docstring)")
     args = parser.parse_args()
 
     from engine.bench import BENCH_POSITIONS
-    from engine.search import CUTOFF_DEPTHS
+    from engine.search import C_NODES, CUTOFF_DEPTHS, SEARCH_STEPS
     from engine.board import Board
     from engine.searcher import Searcher
     from engine.timeman import Limits
 
+    switched_off = [name for name in args.without.split(",") if name]
+    unknown = [name for name in switched_off if name not in SEARCH_STEPS]
+    if unknown:
+        parser.error(f"unknown search step(s) {', '.join(unknown)}; known: {', '.join(SEARCH_STEPS)}")
+
     searcher = Searcher(hash_mb=16)
+    for name in switched_off:
+        searcher.sd.config[SEARCH_STEPS[name]] = 0
+    total_nodes = 0
     log_ratios: dict[int, list[float]] = {d: [] for d in range(args.from_depth, args.depth + 1)}
     cutoffs = np.zeros((CUTOFF_DEPTHS, 2, 2), dtype=np.int64)
     for fen in tqdm(BENCH_POSITIONS, desc="bench positions", unit="pos"):
@@ -45,6 +62,7 @@ def main() -> int:
             if depth <= len(nodes) and nodes[depth - 2] > 0 and nodes[depth - 1] > 0:
                 log_ratios[depth].append(math.log(nodes[depth - 1] / nodes[depth - 2]))
         cutoffs += searcher.stats.cutoffs
+        total_nodes += int(searcher.sd.counters[C_NODES])
 
     print(f"{'depth':>5} {'positions':>9} {'EBF (geometric mean)':>21}")
     pooled: list[float] = []
@@ -55,6 +73,9 @@ def main() -> int:
     overall = math.exp(sum(pooled) / len(pooled)) if pooled else float("nan")
     print(f"effective branching factor, depths {args.from_depth}-{args.depth}: {overall:.2f}")
     fail_high, fail_high_first = int(cutoffs.sum()), int(cutoffs[:, :, 1].sum())
+    if switched_off:
+        print(f"switched off: {', '.join(switched_off)}")
+    print(f"nodes: {total_nodes} over {len(BENCH_POSITIONS)} positions to depth {args.depth}")
     print(f"first-move cutoffs: {100 * fail_high_first / max(fail_high, 1):.1f}% of {fail_high} beta cutoffs")
     print(cutoff_table(cutoffs))
     return 0
