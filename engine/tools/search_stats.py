@@ -38,7 +38,7 @@ def main() -> int:
     args = parser.parse_args()
 
     from engine.bench import BENCH_POSITIONS
-    from engine.search import C_NODES, CUTOFF_DEPTHS, SEARCH_STEPS
+    from engine.search import CUTOFF_DEPTHS, SEARCH_STEPS
     from engine.board import Board
     from engine.searcher import Searcher
     from engine.timeman import Limits
@@ -62,7 +62,7 @@ def main() -> int:
             if depth <= len(nodes) and nodes[depth - 2] > 0 and nodes[depth - 1] > 0:
                 log_ratios[depth].append(math.log(nodes[depth - 1] / nodes[depth - 2]))
         cutoffs += searcher.stats.cutoffs
-        total_nodes += int(searcher.sd.counters[C_NODES])
+        total_nodes += sum(nodes)
 
     print(f"{'depth':>5} {'positions':>9} {'EBF (geometric mean)':>21}")
     pooled: list[float] = []
