@@ -36,8 +36,8 @@ The per-thread working arrays travel in the ``SearchData`` namedtuple:
     config             int32[12]                       CFG_* switches (all on in play) and Syzygy settings
 
 ``config`` lets the tests switch pruning off to check the textbook claim that
-alpha-beta returns the minimax value, and ``search_stats --without`` measure what
-each step does to the tree (``SEARCH_STEPS`` names them).
+alpha-beta returns the minimax value, and lets ``search_stats --without`` measure
+what each step does to the tree (``SEARCH_STEPS`` names them).
 """
 
 from __future__ import annotations

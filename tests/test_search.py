@@ -102,7 +102,7 @@ def test_cutoff_table_splits_every_beta_cutoff() -> None:
 
 def test_every_search_step_switch_changes_the_tree() -> None:
     """Each name ``search_stats --without`` takes is wired to its step: switching it off changes the search."""
-    from engine.search import C_NODES, SEARCH_STEPS
+    from engine.search import SEARCH_STEPS
 
     def nodes_without(step: str | None) -> int:
         searcher = Searcher(hash_mb=8)
@@ -112,7 +112,7 @@ def test_every_search_step_switch_changes_the_tree() -> None:
         for fen in BENCH_POSITIONS[:4]:
             searcher.new_game()
             searcher.think(Board(fen), Limits(depth=8), lambda line: None)
-            total += int(searcher.sd.counters[C_NODES])
+            total += sum(searcher.stats.iteration_nodes)
         return total
 
     full = nodes_without(None)

@@ -190,12 +190,13 @@ def test_search_stats_cutoff_table_gives_rates_and_shares() -> None:
     assert len(rows) == 8
 
 
-def test_search_stats_without_reverse_futility_counts_the_easy_cutoffs(capsys: pytest.CaptureFixture[str]) -> None:
+def test_search_stats_without_reverse_futility_counts_the_easy_cutoffs(
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     """Switching reverse futility off searches the nodes it would prune: more cutoffs, a higher first-move rate."""
     from engine.tools import search_stats
 
     def run(*extra: str) -> tuple[int, int, float]:
-        sys.argv = ["search_stats", "--depth", "7", "--from-depth", "6", *extra]
+        monkeypatch.setattr(sys, "argv", ["search_stats", "--depth", "7", "--from-depth", "6", *extra])
         assert search_stats.main() == 0
         out = capsys.readouterr().out
         nodes = int(next(line for line in out.splitlines() if line.startswith("nodes:")).split()[1])
@@ -208,10 +209,11 @@ def test_search_stats_without_reverse_futility_counts_the_easy_cutoffs(capsys: p
     assert rate_off > rate
 
 
-def test_search_stats_rejects_an_unknown_step(capsys: pytest.CaptureFixture[str]) -> None:
+def test_search_stats_rejects_an_unknown_step(capsys: pytest.CaptureFixture[str],
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
     from engine.tools import search_stats
 
-    sys.argv = ["search_stats", "--without", "null-move,alpha-beta"]
+    monkeypatch.setattr(sys, "argv", ["search_stats", "--without", "null-move,alpha-beta"])
     with pytest.raises(SystemExit) as exit_info:
         search_stats.main()
     assert exit_info.value.code == 2

@@ -40,7 +40,7 @@ def main() -> int:
     from engine.bench import BENCH_POSITIONS
     from engine.search import CUTOFF_DEPTHS, SEARCH_STEPS
     from engine.board import Board
-    from engine.searcher import Searcher
+    from engine.searcher import Searcher, SearchStats
     from engine.timeman import Limits
 
     switched_off = [name for name in args.without.split(",") if name]
@@ -72,7 +72,8 @@ def main() -> int:
         print(f"{depth:5} {len(logs):9} {ebf:21.2f}")
     overall = math.exp(sum(pooled) / len(pooled)) if pooled else float("nan")
     print(f"effective branching factor, depths {args.from_depth}-{args.depth}: {overall:.2f}")
-    fail_high, fail_high_first = int(cutoffs.sum()), int(cutoffs[:, :, 1].sum())
+    totals = SearchStats(cutoffs=cutoffs)
+    fail_high, fail_high_first = totals.fail_high, totals.fail_high_first
     if switched_off:
         print(f"switched off: {', '.join(switched_off)}")
     print(f"nodes: {total_nodes} over {len(BENCH_POSITIONS)} positions to depth {args.depth}")
