@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine.bitboards import bishop_attacks, rook_attacks, square_bb
-from engine.defs import BISHOP, KING, KNIGHT, PAWN, QUEEN, ROOK, ST_SIDE, U64_ZERO
+from engine.defs import BISHOP, KING, KNIGHT, MAX_MOVES, PAWN, QUEEN, ROOK, ST_SIDE, U64_ZERO
 from engine.jit import hot_njit, lsb, njit
 from engine.move import CASTLING, EN_PASSANT, PROMOTION, move_from, move_kind, move_promo_type, move_to
 from engine.position import attackers_to
@@ -36,6 +36,8 @@ SCORE_COUNTER = 1 << 27
 SCORE_BAD_CAPTURE = -(1 << 28)
 SCORE_UNDERPROMOTION = -(1 << 29)
 HISTORY_MAX = 16384
+INDEX_BITS = 8  # pick_next packs a move's index into the low bits of its key
+assert MAX_MOVES == 1 << INDEX_BITS
 
 
 @njit(inline="always")
@@ -184,17 +186,24 @@ def score_captures(pos, moves, scores, ply_row, count):
 
 @njit(inline="always")
 def pick_next(moves, scores, ply_row, index, count):
-    """Swap the best-scored of moves[index:count] into ``index`` and return it."""
-    best = index
-    best_score = scores[ply_row, index]
-    for i in range(index + 1, count):
-        if scores[ply_row, i] > best_score:
-            best = i
-            best_score = scores[ply_row, i]
-    if best != index:
-        move = moves[ply_row, best]
-        moves[ply_row, best] = moves[ply_row, index]
-        moves[ply_row, index] = move
-        scores[ply_row, best] = scores[ply_row, index]
-        scores[ply_row, index] = best_score
-    return moves[ply_row, index]
+    """Swap the best-scored of moves[index:count] into ``index`` and return it.
+
+    Ties go to the earliest move.  Each score is packed with its reversed index into one
+    int64 key, so the scan is a plain maximum, which the compiler vectorises; the indices
+    are unsigned, which spares numba's negative-index fix-up.  At nodes where every move
+    is tried this scan was a sixth of the search's time (``perf``, bench positions).
+    """
+    row = np.uint64(ply_row)
+    start = np.uint64(index)
+    key = (np.int64(scores[row, start]) << INDEX_BITS) | (MAX_MOVES - 1 - np.int64(index))
+    for i in range(start + np.uint64(1), np.uint64(count)):
+        key = max(key, (np.int64(scores[row, i]) << INDEX_BITS) | (MAX_MOVES - 1 - np.int64(i)))
+    best = np.uint64(MAX_MOVES - 1 - (key & (MAX_MOVES - 1)))
+    if best != start:
+        best_score = scores[row, best]
+        move = moves[row, best]
+        moves[row, best] = moves[row, start]
+        moves[row, start] = move
+        scores[row, best] = scores[row, start]
+        scores[row, start] = best_score
+    return moves[row, start]

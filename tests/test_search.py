@@ -16,6 +16,7 @@ from engine.board import Board
 from engine.syzygy import empty_tablebases, make_scratch
 from engine.evaluate import make_evaluator
 from engine.minimax import minimax
+from engine.moveorder import SCORE_BAD_CAPTURE, SCORE_GOOD_CAPTURE, SCORE_TT, SCORE_UNDERPROMOTION, pick_next
 from engine.search import (
     C_NODES, CONFIG_SIZE, INFINITE, ROOT_COUNT, ROOT_PV_START, new_search_data, search,
 )
@@ -70,6 +71,29 @@ MATES = [
     ("r5rk/5p1p/5R2/4B3/8/8/7P/7K w - - 0 1", 3),
     ("2r3k1/p4p2/3Rp2p/1p2P1pK/8/1P4P1/P3Q2P/1q6 b - - 0 1", 3),
 ]
+
+
+def test_pick_next_is_a_selection_sort_whose_ties_go_to_the_earliest_move() -> None:
+    """Each pick swaps the first of the highest remaining scores into place, over the whole score range."""
+    rng = np.random.default_rng(7)
+    bands = np.array([SCORE_TT, SCORE_GOOD_CAPTURE, 0, SCORE_BAD_CAPTURE, SCORE_UNDERPROMOTION], dtype=np.int64)
+    for trial in range(200):
+        count = int(rng.integers(1, 219))
+        row = int(rng.integers(0, 8))
+        scores = np.zeros((8, 256), dtype=np.int32)
+        scores[row, :count] = rng.choice(bands, count) + rng.integers(-3, 4, count)  # many ties
+        moves = np.zeros((8, 256), dtype=np.int32)
+        moves[row, :count] = np.arange(1, count + 1)
+        expected_moves, expected_scores = list(moves[row, :count]), list(scores[row, :count])
+        for index in range(count):
+            best = index
+            for i in range(index + 1, count):
+                if expected_scores[i] > expected_scores[best]:
+                    best = i
+            for column in (expected_moves, expected_scores):
+                column[index], column[best] = column[best], column[index]
+            assert pick_next(moves, scores, row, index, count) == expected_moves[index], (trial, index)
+        assert list(scores[row, :count]) == expected_scores
 
 
 @pytest.mark.parametrize("fen,moves", MATES)
