@@ -218,3 +218,26 @@ def test_search_stats_rejects_an_unknown_step(capsys: pytest.CaptureFixture[str]
         search_stats.main()
     assert exit_info.value.code == 2
     assert "unknown search step(s) alpha-beta" in capsys.readouterr().err
+
+
+def test_profile_writes_a_perf_map_that_names_the_search(tmp_path: Path) -> None:
+    """The perf map names ``search`` at the address the kernel was loaded at, next to its object code."""
+    import json
+    import subprocess
+
+    stem = tmp_path / "search"
+    subprocess.run([sys.executable, "-m", "engine.tools.profile", "--depth", "2", "--object", str(stem)],
+                   check=True, cwd=REPO, timeout=300)
+    info = json.loads(stem.with_suffix(".json").read_text())
+    perf_map = Path(f"/tmp/perf-{info['pid']}.map")
+    try:
+        entries = {}
+        for line in perf_map.read_text().splitlines():
+            address, size, name = line.split(" ", 2)
+            entries[name] = (int(address, 16), int(size, 16))
+    finally:
+        perf_map.unlink()
+    assert entries["engine.search.search"][0] == info["address"]
+    assert entries["engine.search.search"][1] > 10_000  # the whole search, helpers inlined
+    assert "engine.movegen.generate_moves" in entries
+    assert stem.with_suffix(".o").read_bytes()[:4] == b"\x7fELF"
