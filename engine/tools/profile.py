@@ -12,8 +12,8 @@ Usage::
 
     perf record -F 4999 -o perf.data python -m engine.tools.profile --depth 13 --object search
     perf report -i perf.data --sort sym --stdio      # share of each function
-    python -m engine.tools.profile --annotate perf.data --object search
-        # hottest 256-byte windows of ``search``; search.annotated.txt has every instruction
+    python -m engine.tools.profile --annotate perf.data --object search [--function engine.moveorder.score_moves]
+        # hottest 256-byte windows of the function; search.annotated.txt has every instruction
 
 Needs ``perf`` and ``objdump`` (binutils).  It reads numba internals
 (``CPUCodeLibrary._set_compiled_object``), so a numba upgrade may break it; the engine
@@ -63,10 +63,9 @@ def record(depth: int, object_stem: str | None) -> None:
         for (address, name), (following, _) in zip(starts, starts[1:] + [(code_end, "")]):
             out.write(f"{address:x} {following - address:x} {_short_name(name)}\n")
     if object_stem:
-        entry = next(iter(search.overloads.values())).fndesc.llvm_func_name
         Path(f"{object_stem}.o").write_bytes(library.kept_object_code)
         Path(f"{object_stem}.json").write_text(json.dumps(
-            {"pid": os.getpid(), "symbol": entry, "address": library.get_pointer_to_function(entry)}))
+            {"pid": os.getpid(), "addresses": {name: address for address, name in starts}}))
     run_bench(depth=depth, out=lambda line: None)
 
 
@@ -82,47 +81,58 @@ def _short_name(mangled: str) -> str:
     return prefix + ".".join(words) if words else mangled[:60]
 
 
-def annotate(perf_data: str, object_stem: str, top: int) -> None:
-    """Print the hottest windows of ``search`` and write every instruction with its sample count."""
-    info = json.loads(Path(f"{object_stem}.json").read_text())
-    disassembly = subprocess.run(["objdump", "-d", "--no-show-raw-insn", f"{object_stem}.o"],
-                                 capture_output=True, text=True, check=True).stdout
-    instructions: list[tuple[int, str]] = []
-    inside = False
-    for line in disassembly.splitlines():
+def _disassemble(object_file: str) -> dict[str, list[tuple[int, str]]]:
+    """Instructions of every function in ``object_file``: symbol -> [(offset in function, text)]."""
+    listing = subprocess.run(["objdump", "-d", "--no-show-raw-insn", object_file],
+                             capture_output=True, text=True, check=True).stdout
+    functions: dict[str, list[tuple[int, str]]] = {}
+    current: list[tuple[int, str]] = []
+    entry = 0
+    for line in listing.splitlines():
         header = re.match(r"([0-9a-f]+) <(.+)>:", line)
         if header:
-            inside = header.group(2) == info["symbol"]
-            if inside:
-                entry_offset = int(header.group(1), 16)
+            entry = int(header.group(1), 16)
+            current = functions.setdefault(header.group(2), [])
             continue
         row = re.match(r"\s+([0-9a-f]+):\s+(.*)", line)
-        if inside and row:
-            text = re.sub(r"<[^>]*\+(0x[0-9a-f]+)>", r"<\1>", row.group(2))
-            instructions.append((int(row.group(1), 16) - entry_offset, text))
-    size = instructions[-1][0] + 16
+        if row:
+            current.append((int(row.group(1), 16) - entry, re.sub(r"<[^>]*\+(0x[0-9a-f]+)>", r"<\1>", row.group(2))))
+    return functions
+
+
+def annotate(perf_data: str, object_stem: str, top: int, function: str) -> None:
+    """Print the hottest windows of ``function`` and write every instruction with its sample count.
+
+    Numba compiles a generic helper once per argument type, so a name may stand for
+    several functions: the one with the most samples is shown.
+    """
+    info = json.loads(Path(f"{object_stem}.json").read_text())
+    symbols = [name for name in info["addresses"] if _short_name(name) == function]
+    if not symbols:
+        known = sorted({_short_name(name) for name in info["addresses"]})
+        raise SystemExit(f"no compiled function {function!r}; the map has: {', '.join(known)}")
+    instructions = _disassemble(f"{object_stem}.o")
     script = subprocess.run(["perf", "script", "-i", perf_data, "-F", "pid,ip"],
                             capture_output=True, text=True, check=True).stdout
-    counts: collections.Counter[int] = collections.Counter()
-    total = 0
-    for line in script.split("\n"):
-        fields = line.split()
-        if len(fields) != 2 or int(fields[0]) != info["pid"]:
-            continue
-        total += 1
-        offset = int(fields[1], 16) - info["address"]
-        if 0 <= offset < size:
-            counts[offset] += 1
-    in_search = sum(counts.values())
-    print(f"{total} samples in the process, {in_search} ({100 * in_search / max(total, 1):.1f}%) in search")
+    ips = [int(fields[1], 16) for fields in (line.split() for line in script.split("\n"))
+           if len(fields) == 2 and int(fields[0]) == info["pid"]]
+    counted = []
+    for symbol in symbols:
+        start, code = info["addresses"][symbol], instructions[symbol]
+        end = start + code[-1][0] + 16
+        counted.append((collections.Counter(ip - start for ip in ips if start <= ip < end), symbol))
+    counts, symbol = max(counted, key=lambda pair: sum(pair[0].values()))
+    inside = sum(counts.values())
+    print(f"{len(ips)} samples in the process, {inside} ({100 * inside / max(len(ips), 1):.1f}%) in {function}"
+          + (f" (the hottest of {len(symbols)} compiled versions)" if len(symbols) > 1 else ""))
     windows: collections.Counter[int] = collections.Counter()
     for offset, count in counts.items():
         windows[offset // WINDOW] += count
-    print(f"hottest {WINDOW}-byte windows of search (share of its samples):")
+    print(f"hottest {WINDOW}-byte windows of {function} (share of its samples):")
     for window, count in windows.most_common(top):
-        print(f"  {window * WINDOW:#07x}  {100 * count / max(in_search, 1):5.1f}%")
+        print(f"  {window * WINDOW:#07x}  {100 * count / max(inside, 1):5.1f}%")
     with open(f"{object_stem}.annotated.txt", "w") as out:
-        for offset, text in instructions:
+        for offset, text in instructions[symbol]:
             out.write(f"{counts.get(offset, 0):6d} {offset:6x}  {text}\n")
     print(f"every instruction with its samples: {object_stem}.annotated.txt")
 
@@ -133,11 +143,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--object", metavar="STEM", help="save (or read) search's object code as STEM.o / STEM.json")
     parser.add_argument("--annotate", metavar="PERF_DATA", help="place the samples of PERF_DATA on instructions")
     parser.add_argument("--top", type=int, default=20, help="windows to list with --annotate")
+    parser.add_argument("--function", default="engine.search.search",
+                        help="compiled function to annotate (a name of the perf map; generic ones may repeat)")
     args = parser.parse_args(argv)
     if args.annotate:
         if not args.object:
             parser.error("--annotate needs --object STEM from the recorded run")
-        annotate(args.annotate, args.object, args.top)
+        annotate(args.annotate, args.object, args.top, args.function)
     else:
         record(args.depth, args.object)
     return 0
