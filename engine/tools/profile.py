@@ -55,15 +55,18 @@ def record(depth: int, object_stem: str | None) -> None:
 
     run_bench(depth=1, out=lambda line: None)
     library = next(iter(search.overloads.values())).library
+    object_code = getattr(library, "kept_object_code", None)
+    if object_code is None:  # compiled in this process, not loaded: numba kept no object code
+        raise SystemExit("the kernels were compiled, not loaded from the cache: run the command again")
     names = [function.name for function in library._shared_module.functions]
     starts = sorted((library.get_pointer_to_function(name), name) for name in names)
     starts = [(address, name) for address, name in starts if address]
-    code_end = starts[0][0] + len(library.kept_object_code)
+    code_end = starts[0][0] + len(object_code)  # an upper bound for the last function's end
     with open(f"/tmp/perf-{os.getpid()}.map", "w") as out:
         for (address, name), (following, _) in zip(starts, starts[1:] + [(code_end, "")]):
             out.write(f"{address:x} {following - address:x} {_short_name(name)}\n")
     if object_stem:
-        Path(f"{object_stem}.o").write_bytes(library.kept_object_code)
+        Path(f"{object_stem}.o").write_bytes(object_code)
         Path(f"{object_stem}.json").write_text(json.dumps(
             {"pid": os.getpid(), "addresses": {name: address for address, name in starts}}))
     run_bench(depth=depth, out=lambda line: None)
