@@ -8,6 +8,8 @@ needs no engine binary.
 
 from __future__ import annotations
 
+import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -222,9 +224,6 @@ def test_search_stats_rejects_an_unknown_step(capsys: pytest.CaptureFixture[str]
 
 def test_profile_writes_a_perf_map_that_names_the_search(tmp_path: Path) -> None:
     """The perf map names ``search`` at the address the kernel was loaded at, next to its object code."""
-    import json
-    import subprocess
-
     stem = tmp_path / "search"
     subprocess.run([sys.executable, "-m", "engine.tools.profile", "--depth", "2", "--object", str(stem)],
                    check=True, cwd=REPO, timeout=300)
