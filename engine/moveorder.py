@@ -11,14 +11,9 @@ order (highest score first):
     under-promotions                   SCORE_UNDERPROMOTION
 
 MVV-LVA (most valuable victim, least valuable attacker) is ``64 * victim - attacker``
-on piece types.  Each score is stored as an ordering key, ``score << INDEX_BITS`` plus
-the move's reversed place in the generated list (``order_key``), in a row of ``scores``
-beside the row of ``moves``.  No two keys of a list are equal, so equal scores go
-to the move generated first, and the order of the moves does not depend on how the
-list has been shuffled or shortened.  ``pick_next`` does one step of selection sort,
-so a cutoff after the first few moves never pays for sorting the rest; once pruning
-has ruled out the remaining quiet moves, ``drop_quiet_non_checks`` removes them in
-one pass instead of picking each one only to skip it.
+on piece types.  Scores live in a row of ``scores`` beside the row of ``moves``;
+``pick_next`` does one step of selection sort, so a cutoff after the first few
+moves never pays for sorting the rest.
 """
 
 from __future__ import annotations
@@ -29,28 +24,20 @@ from engine.bitboards import bishop_attacks, rook_attacks, square_bb
 from engine.defs import BISHOP, KING, KNIGHT, MAX_MOVES, PAWN, QUEEN, ROOK, ST_SIDE, U64_ZERO
 from engine.jit import hot_njit, lsb, njit
 from engine.move import CASTLING, EN_PASSANT, PROMOTION, move_from, move_kind, move_promo_type, move_to
-from engine.position import attackers_to, check_squares, gives_check_fast
+from engine.position import attackers_to
 
 SEE_VALUE = np.array([0, 100, 320, 330, 500, 950, 20000, 0], dtype=np.int64)  # by piece type
 
-# Scores stay within +-2**22, so that an ordering key (score << INDEX_BITS) fits in int32.
-SCORE_TT = 1 << 22
-SCORE_GOOD_CAPTURE = 1 << 20
-SCORE_KILLER1 = (1 << 19) + 2
-SCORE_KILLER2 = (1 << 19) + 1
-SCORE_COUNTER = 1 << 19
-SCORE_BAD_CAPTURE = -(1 << 20)
-SCORE_UNDERPROMOTION = -(1 << 21)
+SCORE_TT = 1 << 30
+SCORE_GOOD_CAPTURE = 1 << 28
+SCORE_KILLER1 = (1 << 27) + 2
+SCORE_KILLER2 = (1 << 27) + 1
+SCORE_COUNTER = 1 << 27
+SCORE_BAD_CAPTURE = -(1 << 28)
+SCORE_UNDERPROMOTION = -(1 << 29)
 HISTORY_MAX = 16384
-INDEX_BITS = 8  # an ordering key keeps the move's place in the list in its low bits
+INDEX_BITS = 8  # pick_next packs a move's index into the low bits of its key
 assert MAX_MOVES == 1 << INDEX_BITS
-assert HISTORY_MAX < SCORE_COUNTER and SCORE_TT << INDEX_BITS < 1 << 31
-
-
-@njit(inline="always")
-def order_key(score, index):
-    """Ordering key of the move at ``index`` of its list: by score, then earliest generated."""
-    return (np.int64(score) << INDEX_BITS) | (MAX_MOVES - 1 - np.int64(index))
 
 
 @njit(inline="always")
@@ -158,55 +145,54 @@ def mvv_lva(pos, move):
 
 @hot_njit
 def score_moves(pos, tab, moves, scores, ply_row, count, tt_move, killer1, killer2, counter, history, side):
-    """Fill ``scores[ply_row, :count]`` with the ordering keys of ``moves[ply_row, :count]`` (module docstring)."""
+    """Fill ``scores[ply_row, :count]`` for ``moves[ply_row, :count]`` (module docstring order)."""
     for i in range(count):
         move = moves[ply_row, i]
-        kind = move_kind(move)
         if move == tt_move:
-            score = SCORE_TT
-        elif kind == PROMOTION and move_promo_type(move) != QUEEN:
-            score = SCORE_UNDERPROMOTION + move_promo_type(move)
+            scores[ply_row, i] = SCORE_TT
+            continue
+        kind = move_kind(move)
+        if kind == PROMOTION and move_promo_type(move) != QUEEN:
+            scores[ply_row, i] = SCORE_UNDERPROMOTION + move_promo_type(move)
         elif is_capture(pos, move) or kind == PROMOTION:
             victim = captured_type(pos, move)
             attacker = pos.board[move_from(move)] & 7
             good = SEE_VALUE[victim] >= SEE_VALUE[attacker] or see_ge(pos, tab, move, 0)
-            score = (SCORE_GOOD_CAPTURE if good else SCORE_BAD_CAPTURE) + mvv_lva(pos, move)
+            base = SCORE_GOOD_CAPTURE if good else SCORE_BAD_CAPTURE
+            scores[ply_row, i] = base + mvv_lva(pos, move)
         elif move == killer1:
-            score = SCORE_KILLER1
+            scores[ply_row, i] = SCORE_KILLER1
         elif move == killer2:
-            score = SCORE_KILLER2
+            scores[ply_row, i] = SCORE_KILLER2
         elif move == counter:
-            score = SCORE_COUNTER
+            scores[ply_row, i] = SCORE_COUNTER
         else:
-            score = history[side, move & 4095]
-        scores[ply_row, i] = order_key(score, i)
+            scores[ply_row, i] = history[side, move & 4095]
 
 
 @hot_njit
 def score_captures(pos, moves, scores, ply_row, count):
-    """Ordering keys for quiescence: MVV-LVA (evasions and quiet moves score 0)."""
+    """MVV-LVA scores for quiescence (evasions and quiet moves get 0)."""
     for i in range(count):
         move = moves[ply_row, i]
         kind = move_kind(move)
         if kind == PROMOTION and move_promo_type(move) != QUEEN:
-            score = -1000
+            scores[ply_row, i] = -1000
         elif is_capture(pos, move) or kind == PROMOTION:
-            score = 1000 + mvv_lva(pos, move)
+            scores[ply_row, i] = 1000 + mvv_lva(pos, move)
         else:
-            score = 0
-        scores[ply_row, i] = order_key(score, i)
+            scores[ply_row, i] = 0
 
 
 @njit(inline="always")
 def pick_next(moves, scores, ply_row, index, count):
     """Swap the best-scored of moves[index:count] into ``index`` and return it.
 
-    Each score is packed with its reversed index into one int64 key, so the scan is a
-    plain maximum, which the compiler vectorises (the index says where the maximum is);
-    the indices are unsigned, which spares numba's negative-index fix-up.  The scalar
-    scan it replaced took a sixth of the search's time (``engine.tools.profile`` over
-    ``bench``), mostly at nodes where every move is tried and each pick scans all the
-    moves left.  Ties go to the earliest place, but ordering keys never tie.
+    Ties go to the earliest move.  Each score is packed with its reversed index into one
+    int64 key, so the scan is a plain maximum, which the compiler vectorises; the indices
+    are unsigned, which spares numba's negative-index fix-up.  The scalar scan it replaced
+    took a sixth of the search's time (``engine.tools.profile`` over ``bench``), mostly at
+    nodes where every move is tried and each pick scans all the moves left.
     """
     row = np.uint64(ply_row)
     start = np.uint64(index)
@@ -222,23 +208,3 @@ def pick_next(moves, scores, ply_row, index, count):
         scores[row, best] = scores[row, start]
         scores[row, start] = best_score
     return moves[row, start]
-
-
-@hot_njit
-def drop_quiet_non_checks(pos, tab, moves, scores, ply_row, start, count):
-    """Remove the quiet moves that do not give check from ``start:count``; return the new count.
-
-    Called once pruning rules out the quiet moves still to come: quiet checks are spared
-    (see the search's Step 12).  The kept moves keep their keys, so their order is unchanged.
-    """
-    king, pawn, knight, bishop, rook, discoverers = check_squares(pos, tab)
-    kept = start
-    for i in range(start, count):
-        move = moves[ply_row, i]
-        if (move_kind(move) != PROMOTION and not is_capture(pos, move)
-                and not gives_check_fast(pos, tab, move, king, pawn, knight, bishop, rook, discoverers)):
-            continue
-        moves[ply_row, kept] = move
-        scores[ply_row, kept] = scores[ply_row, i]
-        kept += 1
-    return kept

@@ -17,7 +17,7 @@ Scores are centipawns from the side to move's point of view; ``MATE - n`` means
 
 The per-thread working arrays travel in the ``SearchData`` namedtuple:
 
-    moves, scores      int32[MAX_PLY + 1, MAX_MOVES]  move list and ordering keys per ply
+    moves, scores      int32[MAX_PLY + 1, MAX_MOVES]  move list and ordering scores per ply
     quiets             int32[MAX_PLY + 1, 64]          quiet moves tried per ply (history malus)
     killers            int32[MAX_PLY + 2, 2]           two quiet moves that cut off at each ply
     history            int32[2, 4096]                  butterfly history by side, from|to<<6
@@ -55,12 +55,13 @@ from engine.evaluate import evaluate, evaluate_inline
 from engine.jit import hot_njit, njit, popcount
 from engine.move import PROMOTION, move_from, move_kind, move_promo_type, move_to
 from engine.moveorder import (
-    HISTORY_MAX, SEE_VALUE, captured_type, drop_quiet_non_checks, is_capture, pick_next, score_captures, score_moves,
-    see_ge,
+    HISTORY_MAX, SEE_VALUE, captured_type, is_capture, pick_next, score_captures, score_moves, see_ge,
 )
 from engine.movegen import GEN_ALL, GEN_NOISY, generate_moves, is_legal_move
 from engine.syzygy import TB_FAIL, probe_wdl
-from engine.position import in_check, make_move, make_null_move, unmake_move, unmake_null_move
+from engine.position import (
+    check_squares, gives_check_fast, in_check, make_move, make_null_move, unmake_move, unmake_null_move,
+)
 from engine.tt import (
     BOUND_EXACT, BOUND_LOWER, BOUND_UPPER, MATE, MATE_IN_MAX_PLY, TB_WIN, entry_bound, entry_depth, entry_eval,
     entry_move, entry_score, score_from_tt, score_to_tt, tt_prefetch, tt_probe, tt_store,
@@ -461,6 +462,10 @@ def search(pos, tab, tt, sd, ev, tb, scratch, alpha, beta, depth, ply):
         generated = False
 
     # Step 11. The move loop: PVS with late-move reductions and shallow-depth pruning.
+    # Shallow-depth pruning spares checks, so it may ask of many moves whether they
+    # check: what that takes is worked out once, the first time it is needed.
+    check_info_ready = False
+    ck_king, ck_pawn, ck_knight, ck_bishop, ck_rook, ck_discoverers = 0, U64_ZERO, U64_ZERO, U64_ZERO, U64_ZERO, U64_ZERO
     best = -INFINITE
     best_move = 0
     original_alpha = alpha
@@ -502,20 +507,22 @@ def search(pos, tab, tt, sd, ev, tb, scratch, alpha, beta, depth, ply):
         # checks are spared by late-move and futility pruning: a quiet check is how most
         # mating attacks end, and the static evaluation cannot see a mate coming.
         if config[CFG_MOVE_PRUNING] and not root and best > -MATE_IN_MAX_PLY:
-            if quiet and not skip_quiets:  # (once quiets are skipped, the quiets left all check)
-                if ((depth <= LMP_MAX_DEPTH and moves_searched >= (3 + depth * depth) // (1 if improving else 2))
+            if quiet:
+                if (skip_quiets
+                        or (depth <= LMP_MAX_DEPTH
+                            and moves_searched >= (3 + depth * depth) // (1 if improving else 2))
                         or (depth <= FUTILITY_MAX_DEPTH and not checked
                             and static_eval + FUTILITY_BASE + FUTILITY_MARGIN * depth <= alpha)):
-                    # Late-move or futility pruning: no later quiet move is worth a look
-                    # unless it checks.  The others leave the list in one pass, instead of
-                    # being picked one by one only to be skipped; then this slot is picked again.
                     skip_quiets = True
-                    count = drop_quiet_non_checks(pos, tab, sd.moves, sd.scores, ply, slot, count)
-                    i = slot
+                    if not check_info_ready:
+                        ck_king, ck_pawn, ck_knight, ck_bishop, ck_rook, ck_discoverers = check_squares(pos, tab)
+                        check_info_ready = True
+                    if not gives_check_fast(pos, tab, move, ck_king, ck_pawn, ck_knight, ck_bishop, ck_rook,
+                                            ck_discoverers):
+                        continue
+                elif depth <= SEE_PRUNE_MAX_DEPTH and not see_ge(pos, tab, move, -SEE_QUIET_MARGIN * depth):
                     continue
-                if depth <= SEE_PRUNE_MAX_DEPTH and not see_ge(pos, tab, move, -SEE_QUIET_MARGIN * depth):
-                    continue
-            elif not quiet and depth <= SEE_PRUNE_MAX_DEPTH and not see_ge(pos, tab, move, -SEE_CAPTURE_MARGIN * depth):
+            elif depth <= SEE_PRUNE_MAX_DEPTH and not see_ge(pos, tab, move, -SEE_CAPTURE_MARGIN * depth):
                 continue
 
         # Step 13. Singular extension: is the TT move much better than every other move?

@@ -16,10 +16,7 @@ from engine.board import Board
 from engine.syzygy import empty_tablebases, make_scratch
 from engine.evaluate import make_evaluator
 from engine.minimax import minimax
-from engine.moveorder import (
-    INDEX_BITS, SCORE_BAD_CAPTURE, SCORE_GOOD_CAPTURE, SCORE_TT, SCORE_UNDERPROMOTION, drop_quiet_non_checks,
-    pick_next, score_moves,
-)
+from engine.moveorder import SCORE_BAD_CAPTURE, SCORE_GOOD_CAPTURE, SCORE_TT, SCORE_UNDERPROMOTION, pick_next
 from engine.search import (
     C_NODES, CONFIG_SIZE, INFINITE, ROOT_COUNT, ROOT_PV_START, new_search_data, search,
 )
@@ -97,59 +94,6 @@ def test_pick_next_is_a_selection_sort_whose_ties_go_to_the_earliest_move() -> N
                 column[index], column[best] = column[best], column[index]
             assert pick_next(moves, scores, row, index, count) == expected_moves[index], (trial, index)
         assert list(scores[row, :count]) == expected_scores
-
-
-# Quiet checks by knight and queen, good and losing captures, promotions, castling and a pin.
-ORDERING_FEN = "r3k2r/1P3ppp/2n5/3q1N2/1b1P3Q/2N5/PP2BPPP/R3K2R w KQkq - 0 1"
-
-
-def ordering_keys(board: Board, history: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
-    """(moves, keys, count) that ``score_moves`` gives the position, with no TT move, killers or countermove."""
-    moves = np.zeros((2, 256), dtype=np.int32)
-    scores = np.zeros((2, 256), dtype=np.int32)
-    legal = board.legal_moves()
-    moves[1, : len(legal)] = legal
-    score_moves(board.pos, board.tab, moves, scores, 1, len(legal), 0, 0, 0, 0, history, board.turn)
-    return moves, scores, len(legal)
-
-
-def test_ordering_keys_are_distinct_and_order_equal_scores_by_generation() -> None:
-    """Keys never tie, and of two moves with the same score the one generated first comes first."""
-    board = Board(ORDERING_FEN)
-    moves, keys, count = ordering_keys(board, np.zeros((2, 4096), dtype=np.int32))
-    row = keys[1, :count].astype(np.int64)
-    assert len(set(row.tolist())) == count
-    scores = row >> INDEX_BITS
-    places = 255 - (row & 255)
-    assert list(places) == list(range(count))
-    order = sorted(range(count), key=lambda i: (-scores[i], i))
-    assert sorted(range(count), key=lambda i: -row[i]) == order
-    assert len(set(scores.tolist())) < count  # the position does have equal scores to break
-
-
-def test_dropping_quiet_non_checks_keeps_the_rest_in_order_with_their_keys() -> None:
-    """What pruning leaves after the drop is every capture, promotion and quiet check, in key order."""
-    board = Board(ORDERING_FEN)
-    oracle = chess.Board(ORDERING_FEN)
-    history = np.random.default_rng(3).integers(-2000, 2000, (2, 4096)).astype(np.int32)
-    moves, keys, count = ordering_keys(board, history)
-    for start in (0, 5, count // 2):
-        row_moves, row_keys = moves.copy(), keys.copy()
-        for index in range(start):
-            pick_next(row_moves, row_keys, 1, index, count)
-        before = [(int(m), int(k)) for m, k in zip(row_moves[1, start:count], row_keys[1, start:count])]
-        kept = drop_quiet_non_checks(board.pos, board.tab, row_moves, row_keys, 1, start, count)
-        expected = []
-        for move, key in before:
-            uci = chess.Move.from_uci(board.move_to_uci(move))
-            if oracle.is_capture(uci) or uci.promotion or oracle.gives_check(uci):
-                expected.append((move, key))
-        assert [(int(m), int(k)) for m, k in zip(row_moves[1, start:kept], row_keys[1, start:kept])] == expected
-        checks = [m for m, _ in expected if not oracle.is_capture(chess.Move.from_uci(board.move_to_uci(m)))
-                  and oracle.gives_check(chess.Move.from_uci(board.move_to_uci(m)))]
-        assert len(checks) >= 3 and len(expected) < len(before)
-        picked = [int(pick_next(row_moves, row_keys, 1, index, kept)) for index in range(start, kept)]
-        assert picked == [m for m, _ in sorted(expected, key=lambda pair: -pair[1])]
 
 
 @pytest.mark.parametrize("fen,moves", MATES)
