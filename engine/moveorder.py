@@ -11,9 +11,12 @@ order (highest score first):
     under-promotions                   SCORE_UNDERPROMOTION
 
 MVV-LVA (most valuable victim, least valuable attacker) is ``64 * victim - attacker``
-on piece types.  Scores live in a row of ``scores`` beside the row of ``moves``;
-``pick_next`` does one step of selection sort, so a cutoff after the first few
-moves never pays for sorting the rest.
+on piece types.  ``pick_next`` does one step of selection sort, so a cutoff after the
+first few moves never pays for sorting the rest.  Each move's score is kept as a key,
+``score << INDEX_BITS`` plus its reversed place in the row (``order_key``), in a row
+of ``scores`` beside the row of ``moves``: the highest key is then the highest score,
+ties going to the earliest place, and a pick is one plain maximum.  A swap writes the
+two moves' new places into their keys.
 """
 
 from __future__ import annotations
@@ -28,16 +31,31 @@ from engine.position import attackers_to
 
 SEE_VALUE = np.array([0, 100, 320, 330, 500, 950, 20000, 0], dtype=np.int64)  # by piece type
 
-SCORE_TT = 1 << 30
-SCORE_GOOD_CAPTURE = 1 << 28
-SCORE_KILLER1 = (1 << 27) + 2
-SCORE_KILLER2 = (1 << 27) + 1
-SCORE_COUNTER = 1 << 27
-SCORE_BAD_CAPTURE = -(1 << 28)
-SCORE_UNDERPROMOTION = -(1 << 29)
+# Scores stay within +-2**22, so that a key (score << INDEX_BITS) fits in int32.
+SCORE_TT = 1 << 22
+SCORE_GOOD_CAPTURE = 1 << 20
+SCORE_KILLER1 = (1 << 19) + 2
+SCORE_KILLER2 = (1 << 19) + 1
+SCORE_COUNTER = 1 << 19
+SCORE_BAD_CAPTURE = -(1 << 20)
+SCORE_UNDERPROMOTION = -(1 << 21)
 HISTORY_MAX = 16384
-INDEX_BITS = 8  # pick_next packs a move's index into the low bits of its key
+INDEX_BITS = 8  # a key keeps its move's reversed place in the row in its low bits
+PLACE_MASK = (1 << INDEX_BITS) - 1
 assert MAX_MOVES == 1 << INDEX_BITS
+assert HISTORY_MAX < SCORE_COUNTER and SCORE_TT << INDEX_BITS < 1 << 31
+
+
+@njit(inline="always")
+def order_key(score, index):
+    """Key of a move with ``score`` at place ``index`` of its row: higher score first, then earlier place."""
+    return (np.int64(score) << INDEX_BITS) | (PLACE_MASK - np.int64(index))
+
+
+@njit(inline="always")
+def key_score(key):
+    """The score a key was made from."""
+    return np.int64(key) >> INDEX_BITS
 
 
 @njit(inline="always")
@@ -145,66 +163,67 @@ def mvv_lva(pos, move):
 
 @hot_njit
 def score_moves(pos, tab, moves, scores, ply_row, count, tt_move, killer1, killer2, counter, history, side):
-    """Fill ``scores[ply_row, :count]`` for ``moves[ply_row, :count]`` (module docstring order)."""
+    """Fill ``scores[ply_row, :count]`` with the keys of ``moves[ply_row, :count]`` (module docstring order)."""
     for i in range(count):
         move = moves[ply_row, i]
-        if move == tt_move:
-            scores[ply_row, i] = SCORE_TT
-            continue
         kind = move_kind(move)
-        if kind == PROMOTION and move_promo_type(move) != QUEEN:
-            scores[ply_row, i] = SCORE_UNDERPROMOTION + move_promo_type(move)
+        if move == tt_move:
+            score = SCORE_TT
+        elif kind == PROMOTION and move_promo_type(move) != QUEEN:
+            score = SCORE_UNDERPROMOTION + move_promo_type(move)
         elif is_capture(pos, move) or kind == PROMOTION:
             victim = captured_type(pos, move)
             attacker = pos.board[move_from(move)] & 7
             good = SEE_VALUE[victim] >= SEE_VALUE[attacker] or see_ge(pos, tab, move, 0)
-            base = SCORE_GOOD_CAPTURE if good else SCORE_BAD_CAPTURE
-            scores[ply_row, i] = base + mvv_lva(pos, move)
+            score = (SCORE_GOOD_CAPTURE if good else SCORE_BAD_CAPTURE) + mvv_lva(pos, move)
         elif move == killer1:
-            scores[ply_row, i] = SCORE_KILLER1
+            score = SCORE_KILLER1
         elif move == killer2:
-            scores[ply_row, i] = SCORE_KILLER2
+            score = SCORE_KILLER2
         elif move == counter:
-            scores[ply_row, i] = SCORE_COUNTER
+            score = SCORE_COUNTER
         else:
-            scores[ply_row, i] = history[side, move & 4095]
+            score = history[side, move & 4095]
+        scores[ply_row, i] = order_key(score, i)
 
 
 @hot_njit
 def score_captures(pos, moves, scores, ply_row, count):
-    """MVV-LVA scores for quiescence (evasions and quiet moves get 0)."""
+    """Keys for quiescence: MVV-LVA (evasions and quiet moves score 0)."""
     for i in range(count):
         move = moves[ply_row, i]
         kind = move_kind(move)
         if kind == PROMOTION and move_promo_type(move) != QUEEN:
-            scores[ply_row, i] = -1000
+            score = -1000
         elif is_capture(pos, move) or kind == PROMOTION:
-            scores[ply_row, i] = 1000 + mvv_lva(pos, move)
+            score = 1000 + mvv_lva(pos, move)
         else:
-            scores[ply_row, i] = 0
+            score = 0
+        scores[ply_row, i] = order_key(score, i)
 
 
 @njit(inline="always")
 def pick_next(moves, scores, ply_row, index, count):
-    """Swap the best-scored of moves[index:count] into ``index`` and return it.
+    """Swap the move with the highest key in ``index:count`` into ``index`` and return it.
 
-    Ties go to the earliest move.  Each score is packed with its reversed index into one
-    int64 key, so the scan is a plain maximum, which the compiler vectorises; the indices
-    are unsigned, which spares numba's negative-index fix-up.  The scalar scan it replaced
-    took a sixth of the search's time (``engine.tools.profile`` over ``bench``), mostly at
+    The keys hold each move's current place, so the highest key is the best score, ties
+    going to the earliest place, and the scan is a plain maximum over int32, which the
+    compiler vectorises eight keys at a time; the indices are unsigned, which spares
+    numba's negative-index fix-up.  Selection was a sixth of the search's time when each
+    step packed the places itself (``engine.tools.profile`` over ``bench``), mostly at
     nodes where every move is tried and each pick scans all the moves left.
     """
     row = np.uint64(ply_row)
     start = np.uint64(index)
-    key = (np.int64(scores[row, start]) << INDEX_BITS) | (MAX_MOVES - 1 - np.int64(index))
+    key = scores[row, start]
     for i in range(start + np.uint64(1), np.uint64(count)):
-        key = max(key, (np.int64(scores[row, i]) << INDEX_BITS) | (MAX_MOVES - 1 - np.int64(i)))
-    best = np.uint64(MAX_MOVES - 1 - (key & (MAX_MOVES - 1)))
+        key = max(key, scores[row, i])
+    best = np.uint64(PLACE_MASK - (key & PLACE_MASK))
     if best != start:
-        best_score = scores[row, best]
         move = moves[row, best]
         moves[row, best] = moves[row, start]
         moves[row, start] = move
-        scores[row, best] = scores[row, start]
-        scores[row, start] = best_score
+        # The move displaced from ``start`` takes the picked move's place: both keys learn their new places.
+        scores[row, best] = (scores[row, start] & ~PLACE_MASK) | (PLACE_MASK - np.int64(best))
+        scores[row, start] = (key & ~PLACE_MASK) | (PLACE_MASK - np.int64(start))
     return moves[row, start]

@@ -17,7 +17,7 @@ Scores are centipawns from the side to move's point of view; ``MATE - n`` means
 
 The per-thread working arrays travel in the ``SearchData`` namedtuple:
 
-    moves, scores      int32[MAX_PLY + 1, MAX_MOVES]  move list and ordering scores per ply
+    moves, scores      int32[MAX_PLY + 1, MAX_MOVES]  move list and ordering keys per ply (``moveorder``)
     quiets             int32[MAX_PLY + 1, 64]          quiet moves tried per ply (history malus)
     killers            int32[MAX_PLY + 2, 2]           two quiet moves that cut off at each ply
     history            int32[2, 4096]                  butterfly history by side, from|to<<6
@@ -55,7 +55,7 @@ from engine.evaluate import evaluate, evaluate_inline
 from engine.jit import hot_njit, njit, popcount
 from engine.move import PROMOTION, move_from, move_kind, move_promo_type, move_to
 from engine.moveorder import (
-    HISTORY_MAX, SEE_VALUE, captured_type, is_capture, pick_next, score_captures, score_moves, see_ge,
+    HISTORY_MAX, SEE_VALUE, captured_type, is_capture, order_key, pick_next, score_captures, score_moves, see_ge,
 )
 from engine.movegen import GEN_ALL, GEN_NOISY, generate_moves, is_legal_move
 from engine.syzygy import TB_FAIL, probe_wdl
@@ -452,7 +452,7 @@ def search(pos, tab, tt, sd, ev, tb, scratch, alpha, beta, depth, ply):
         count = sd.root_info[ROOT_COUNT] - start
         for i in range(count):
             sd.moves[0, i] = sd.root_moves[start + i]
-            sd.scores[0, i] = MAX_MOVES - i  # keep the driver's order
+            sd.scores[0, i] = order_key(MAX_MOVES - i, i)  # keep the driver's order
         generated = True
         tt_move_first = False
     else:

@@ -16,7 +16,9 @@ from engine.board import Board
 from engine.syzygy import empty_tablebases, make_scratch
 from engine.evaluate import make_evaluator
 from engine.minimax import minimax
-from engine.moveorder import SCORE_BAD_CAPTURE, SCORE_GOOD_CAPTURE, SCORE_TT, SCORE_UNDERPROMOTION, pick_next
+from engine.moveorder import (
+    SCORE_BAD_CAPTURE, SCORE_GOOD_CAPTURE, SCORE_TT, SCORE_UNDERPROMOTION, key_score, order_key, pick_next,
+)
 from engine.search import (
     C_NODES, CONFIG_SIZE, INFINITE, ROOT_COUNT, ROOT_PV_START, new_search_data, search,
 )
@@ -74,17 +76,19 @@ MATES = [
 
 
 def test_pick_next_is_a_selection_sort_whose_ties_go_to_the_earliest_move() -> None:
-    """Each pick swaps the first of the highest remaining scores into place, over the whole score range."""
+    """Each pick swaps the first of the highest remaining scores into place, over the whole score range,
+    and every key keeps its score and learns its move's new place."""
     rng = np.random.default_rng(7)
     bands = np.array([SCORE_TT, SCORE_GOOD_CAPTURE, 0, SCORE_BAD_CAPTURE, SCORE_UNDERPROMOTION], dtype=np.int64)
     for trial in range(200):
         count = int(rng.integers(1, 219))
         row = int(rng.integers(0, 8))
-        scores = np.zeros((8, 256), dtype=np.int32)
-        scores[row, :count] = rng.choice(bands, count) + rng.integers(-3, 4, count)  # many ties
+        raw = rng.choice(bands, count) + rng.integers(-3, 4, count)  # many ties
+        keys = np.zeros((8, 256), dtype=np.int32)
+        keys[row, :count] = [order_key(int(score), i) for i, score in enumerate(raw)]
         moves = np.zeros((8, 256), dtype=np.int32)
         moves[row, :count] = np.arange(1, count + 1)
-        expected_moves, expected_scores = list(moves[row, :count]), list(scores[row, :count])
+        expected_moves, expected_scores = list(moves[row, :count]), list(raw)
         for index in range(count):
             best = index
             for i in range(index + 1, count):
@@ -92,8 +96,9 @@ def test_pick_next_is_a_selection_sort_whose_ties_go_to_the_earliest_move() -> N
                     best = i
             for column in (expected_moves, expected_scores):
                 column[index], column[best] = column[best], column[index]
-            assert pick_next(moves, scores, row, index, count) == expected_moves[index], (trial, index)
-        assert list(scores[row, :count]) == expected_scores
+            assert pick_next(moves, keys, row, index, count) == expected_moves[index], (trial, index)
+        assert [key_score(k) for k in keys[row, :count]] == expected_scores
+        assert [order_key(key_score(k), i) for i, k in enumerate(keys[row, :count])] == list(keys[row, :count])
 
 
 @pytest.mark.parametrize("fen,moves", MATES)
