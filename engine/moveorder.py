@@ -225,6 +225,6 @@ def pick_next(moves, scores, ply_row, index, count):
         moves[row, best] = moves[row, start]
         moves[row, start] = move
         # The move displaced from ``start`` takes the picked move's place: both keys learn their new places.
-        scores[row, best] = (scores[row, start] & ~PLACE_MASK) | (PLACE_MASK - np.int64(best))
-        scores[row, start] = (key & ~PLACE_MASK) | (PLACE_MASK - np.int64(start))
+        scores[row, best] = order_key(key_score(scores[row, start]), best)
+        scores[row, start] = order_key(key_score(key), start)
     return moves[row, start]
