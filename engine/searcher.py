@@ -315,6 +315,12 @@ class Searcher:
             if self.control[K_STOP] and depth > 1:
                 break  # an unfinished iteration: keep the last complete one
             if new_lines:
+                # Each line searched the moves the lines before it left over, so a later line
+                # can come back higher (the table and the histories changed in between): show
+                # the lines best first, and start the next iteration in that order.
+                order = sorted(range(len(new_lines)), key=lambda k: -new_lines[k].score)
+                sd.root_moves[:len(new_lines)] = [int(sd.root_moves[k]) for k in order]
+                new_lines = [new_lines[k] for k in order]
                 lines = new_lines + lines[len(new_lines):] if len(new_lines) < len(lines) else new_lines
                 lines = lines[:multipv]
                 for line in new_lines:

@@ -149,6 +149,35 @@ def test_correction_history_learns_where_the_evaluation_is_wrong() -> None:
     assert not searcher.sd.correction.any()
 
 
+def test_multipv_lines_come_best_first_and_line_one_is_played() -> None:
+    """MultiPV: at every depth the lines are numbered 1..n in order of score, with distinct
+    first moves, and the move played is line 1's (a later line can return above an
+    earlier one; the driver must sort them)."""
+    searcher = Searcher(hash_mb=8)
+    searcher.multipv = 4
+    for fen in BENCH_POSITIONS[:10]:
+        searcher.new_game()
+        board = Board(fen)
+        infos: list[str] = []
+        best, _ = searcher.think(board, Limits(depth=9), infos.append)
+        by_depth: dict[int, list[tuple[int, int, str]]] = {}
+        for line in infos:
+            words = line.split()
+            if "multipv" not in words or "upperbound" in words or "lowerbound" in words:
+                continue
+            kind, value = words[words.index("score") + 1], int(words[words.index("score") + 2])
+            score = value if kind == "cp" else (100000 - value if value > 0 else -100000 - value)
+            by_depth.setdefault(int(words[words.index("depth") + 1]), []).append(
+                (int(words[words.index("multipv") + 1]), score, words[words.index("pv") + 1]))
+        assert sorted(by_depth) == list(range(1, 10))
+        for depth, rows in by_depth.items():
+            assert [k for k, _, _ in rows] == list(range(1, len(rows) + 1)), (fen, depth)
+            scores = [score for _, score, _ in rows]
+            assert scores == sorted(scores, reverse=True), (fen, depth, scores)
+            assert len({move for _, _, move in rows}) == len(rows)
+        assert board.move_to_uci(best) == by_depth[9][0][2]
+
+
 def test_every_search_step_switch_changes_the_tree() -> None:
     """Each name ``search_stats --without`` takes is wired to its step: switching it off changes the search."""
     from engine.search import SEARCH_STEPS
