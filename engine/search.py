@@ -341,10 +341,10 @@ def search(pos, tab, tt, sd, ev, tb, scratch, alpha, beta, depth, ply):
                     else:
                         tb_ceiling = tb_value
 
-    # Step 4c. Static evaluation: quiescence stands pat on it and the pruning steps
-    # measure their margins from it.  In check there is none.  The TT keeps the raw
-    # evaluation; what earlier searches learnt of its error for this side and pawn
-    # placement (correction history, Step 19b) is added to it.
+    # Step 4c. Static evaluation (the TT keeps it): quiescence stands pat on it and the
+    # pruning steps measure their margins from it.  In check there is none.
+    # The evaluation's known bias for this pawn structure (correction history, Step 18b)
+    # is added; the TT keeps the raw evaluation.
     static_eval = -INFINITE
     raw_eval = 0
     correction_slot = pawn_slot(pos)
