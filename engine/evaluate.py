@@ -367,6 +367,14 @@ def _passed_pawn_race(pos, ev, colour, passers):
     return mg, eg
 
 
+@njit(inline="always")
+def pawn_slot(pos):
+    """Row of a 2**PAWN_CACHE_BITS table for the pawn placement (pawn cache, correction history)."""
+    white = pos.pieces[PAWN] & pos.colors[0]
+    black = pos.pieces[PAWN] & pos.colors[1]
+    return ((white * PAWN_HASH_WHITE) ^ (black * PAWN_HASH_BLACK)) >> PAWN_CACHE_SHIFT
+
+
 @hot_njit(inline="always")
 def _pawns(pos, ev):
     """Pawn structure of both colours, White minus Black: (mg, eg, passers of each colour).
@@ -379,7 +387,7 @@ def _pawns(pos, ev):
     black = pos.pieces[PAWN] & pos.colors[1]
     cache = ev.pawn_cache
     tracing = ev.trace.shape[1] == TRACE_WIDTH
-    slot = ((white * PAWN_HASH_WHITE) ^ (black * PAWN_HASH_BLACK)) >> PAWN_CACHE_SHIFT
+    slot = pawn_slot(pos)
     if not tracing and cache[slot, 0] == white and cache[slot, 1] == black:
         mg = np.int64(cache[slot, 2]) - PAWN_SCORE_OFFSET
         eg = np.int64(cache[slot, 3]) - PAWN_SCORE_OFFSET

@@ -22,6 +22,7 @@ The per-thread working arrays travel in the ``SearchData`` namedtuple:
     killers            int32[MAX_PLY + 2, 2]           two quiet moves that cut off at each ply
     history            int32[2, 4096]                  butterfly history by side, from|to<<6
     counter_moves      int32[16, 64]                   reply that refuted (piece, to) last time
+    correction         int32[2, 2**PAWN_CACHE_BITS]    eval correction by side and pawn placement, 1/GRAIN cp
     pv                 int32[MAX_PLY + 1, MAX_PLY + 1] triangular principal-variation table
     pv_len             int32[MAX_PLY + 1]              length of the PV from each ply
     static_eval        int32[MAX_PLY + 2]              static evaluation along the path
@@ -51,7 +52,7 @@ from engine.defs import (
     BISHOP, H_MOVE, KING, KNIGHT, MAX_MOVES, MAX_PLY, PAWN, QUEEN, ROOK, ST_CASTLING, ST_HALFMOVE, ST_PLY,
     ST_SIDE, U64_ZERO,
 )
-from engine.evaluate import evaluate, evaluate_inline
+from engine.evaluate import PAWN_CACHE_BITS, evaluate, evaluate_inline, pawn_slot
 from engine.jit import hot_njit, njit, popcount
 from engine.move import PROMOTION, move_from, move_kind, move_promo_type, move_to
 from engine.moveorder import (
@@ -99,6 +100,9 @@ SINGULAR_MARGIN = 2          # ... against beta = tt score - margin * depth
 HISTORY_BONUS_MAX = 1600     # history bonus = min(depth^2 * 16, max)
 TB_DEPTH_BONUS = 6           # a tablebase result is stored as if searched this much deeper
 TB_PLY_MARGIN = 12           # probes make captures internally: keep clear of the stack's end
+CORRECTION_GRAIN = 256       # correction history: entries in 1/GRAIN centipawn, by side and pawn placement
+CORRECTION_LIMIT = 64        # ... at most this many centipawns either way
+CORRECTION_MAX_WEIGHT = 16   # ... a search of depth d moves an entry (d + 1) / 256 of the way to its result
 
 # Layout of SearchData.counters
 C_NODES, C_SELDEPTH, C_TBHITS, C_NMP_GUARD = 0, 1, 2, 3
@@ -128,7 +132,7 @@ CONFIG_SIZE = 12
 
 SearchData = namedtuple(
     "SearchData",
-    ["moves", "scores", "quiets", "killers", "history", "counter_moves", "pv", "pv_len", "static_eval",
+    ["moves", "scores", "quiets", "killers", "history", "counter_moves", "correction", "pv", "pv_len", "static_eval",
      "excluded", "root_moves", "root_scores", "root_info", "counters", "control", "reductions", "config"],
 )
 
@@ -154,6 +158,7 @@ def new_search_data(control: np.ndarray | None = None) -> SearchData:
         killers=np.zeros((MAX_PLY + 2, 2), dtype=np.int32),
         history=np.zeros((2, 4096), dtype=np.int32),
         counter_moves=np.zeros((16, 64), dtype=np.int32),
+        correction=np.zeros((2, 1 << PAWN_CACHE_BITS), dtype=np.int32),
         pv=np.zeros((rows, rows), dtype=np.int32),
         pv_len=np.zeros(rows, dtype=np.int32),
         static_eval=np.zeros(MAX_PLY + 2, dtype=np.int32),
@@ -177,10 +182,11 @@ def _default_config() -> np.ndarray:
 
 @hot_njit
 def clear_heuristics(sd):
-    """Forget killers, history and countermoves (new game)."""
+    """Forget killers, history, countermoves and eval corrections (new game)."""
     sd.killers[:, :] = 0
     sd.history[:, :] = 0
     sd.counter_moves[:, :] = 0
+    sd.correction[:, :] = 0
 
 
 @hot_njit
@@ -335,11 +341,20 @@ def search(pos, tab, tt, sd, ev, tb, scratch, alpha, beta, depth, ply):
                     else:
                         tb_ceiling = tb_value
 
-    # Step 4c. Static evaluation (the TT keeps it): quiescence stands pat on it and the
-    # pruning steps measure their margins from it.  In check there is none.
+    # Step 4c. Static evaluation: quiescence stands pat on it and the pruning steps
+    # measure their margins from it.  In check there is none.  The TT keeps the raw
+    # evaluation.  Above the horizon, what earlier searches learnt of its error for this
+    # side and pawn placement (correction history, Step 19b) is added; quiescence stands
+    # pat on the raw evaluation, which solved more of WAC at 1 s (285 against 283).
     static_eval = -INFINITE
+    raw_eval = 0
+    correction_slot = U64_ZERO  # pawn_slot is a uint64: an int 0 would unify to float64
     if not checked and (depth > 0 or config[CFG_QUIESCENCE]):
-        static_eval = tt_eval if tt_hit else evaluate_inline(pos, tab, ev)
+        raw_eval = tt_eval if tt_hit else evaluate_inline(pos, tab, ev)
+        static_eval = raw_eval
+        if depth > 0:
+            correction_slot = pawn_slot(pos)
+            static_eval += sd.correction[side, correction_slot] // CORRECTION_GRAIN
 
     # Step 5. Quiescence search at the horizon: only captures (every evasion in check).
     if depth <= 0:
@@ -392,7 +407,7 @@ def search(pos, tab, tt, sd, ev, tb, scratch, alpha, beta, depth, ply):
         if best == -INFINITE:
             best = -MATE + ply  # in check, and every evasion was ... none: mated
         bound = BOUND_LOWER if best >= beta else BOUND_UPPER
-        tt_store(tt, key, best_move, score_to_tt(best, ply), stand_pat if not checked else 0, 0, bound)
+        tt_store(tt, key, best_move, score_to_tt(best, ply), raw_eval, 0, bound)
         return best
 
     # Step 6. Whether the static evaluation improved on our previous move.
@@ -635,8 +650,19 @@ def search(pos, tab, tt, sd, ev, tb, scratch, alpha, beta, depth, ply):
             bound = BOUND_LOWER  # the table's win, which no searched line improved on
         else:
             bound = BOUND_UPPER
-        stored_eval = static_eval if not checked else 0
-        tt_store(tt, key, best_move, score_to_tt(best, ply), stored_eval, depth, bound)
+        tt_store(tt, key, best_move, score_to_tt(best, ply), raw_eval, depth, bound)
+
+        # Step 19b. Correction history: where a quiet search result says the static
+        # evaluation of this pawn structure is off, remember by how much.  Only results
+        # that bound the evaluation's error from the right side count.
+        if (not checked and (best_move == 0 or (not is_capture(pos, best_move) and move_kind(best_move) != PROMOTION))
+                and abs(best) < TB_WIN - MAX_PLY and best != tb_floor
+                and not (bound == BOUND_LOWER and best <= static_eval)
+                and not (bound == BOUND_UPPER and best >= static_eval)):
+            error = max(-CORRECTION_LIMIT, min(best - raw_eval, CORRECTION_LIMIT)) * CORRECTION_GRAIN
+            weight = min(depth + 1, CORRECTION_MAX_WEIGHT)
+            entry = sd.correction[side, correction_slot]
+            sd.correction[side, correction_slot] = (entry * (256 - weight) + error * weight) // 256
     return best
 
 

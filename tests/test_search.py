@@ -129,6 +129,25 @@ def test_cutoff_table_splits_every_beta_cutoff() -> None:
     assert 0 < stats.fail_high_first < stats.fail_high
 
 
+def test_correction_history_learns_where_the_evaluation_is_wrong() -> None:
+    """A fork the static evaluation cannot see: the search's result teaches the correction its sign.
+
+    White's knight is worth less than Black's rook, so the evaluation says Black is better;
+    Nc7+ wins the rook, so the search says White is.  The quiet best move makes the
+    result count for White's correction at this pawn structure; a new game forgets it.
+    """
+    from engine.evaluate import pawn_slot
+
+    board = Board("r3k3/1p5p/8/1N6/8/8/P6P/4K3 w - - 0 1")
+    searcher = Searcher(hash_mb=8)
+    best, _ = searcher.think(board, Limits(depth=6), lambda line: None)
+    assert board.move_to_uci(best) == "b5c7"
+    slot = int(pawn_slot(board.pos))
+    assert searcher.sd.correction[0, slot] > 0
+    searcher.new_game()
+    assert not searcher.sd.correction.any()
+
+
 def test_multipv_lines_come_best_first_and_line_one_is_played() -> None:
     """MultiPV: at every depth the lines are numbered 1..n in order of score, with distinct
     first moves, and the move played is line 1's (a later line can return above an
