@@ -34,7 +34,7 @@ The per-thread working arrays travel in the ``SearchData`` namedtuple:
                                                        cutoff table from C_CUTOFFS (see ``cutoff_slot``)
     control            int64[4]                        K_* shared control: stop flag, node limit
     reductions         int32[64, 64]                   late-move reduction by depth and move number
-    config             int32[12]                       CFG_* switches (all on in play) and Syzygy settings
+    config             int32[14]                       CFG_* switches (all on in play) and Syzygy settings
 
 ``config`` lets the tests switch pruning off to check the textbook claim that
 alpha-beta returns the minimax value, and lets ``search_stats --without`` measure
@@ -118,6 +118,7 @@ CFG_TT_CUTOFFS, CFG_NULL_MOVE, CFG_MOVE_PRUNING, CFG_REDUCTIONS, CFG_QUIESCENCE,
 CFG_MATE_DISTANCE = 6
 CFG_TB_PIECES, CFG_TB_DEPTH, CFG_TB_RULE50 = 7, 8, 9  # Syzygy: piece limit (0 = off), probe depth, 50-move rule
 CFG_REVERSE_FUTILITY, CFG_IIR = 10, 11
+CFG_SINGULAR, CFG_COUNTER_MOVE = 12, 13                # within "extensions" and move ordering
 # Search steps that ``config`` can switch off, by the names the tools take (``search_stats --without``)
 SEARCH_STEPS = {
     "tt-cutoffs": CFG_TT_CUTOFFS,              # Step 4
@@ -126,9 +127,11 @@ SEARCH_STEPS = {
     "iir": CFG_IIR,                            # Step 9
     "move-pruning": CFG_MOVE_PRUNING,          # Step 12: late-move, futility and SEE pruning
     "extensions": CFG_EXTENSIONS,              # Steps 13-14
+    "singular": CFG_SINGULAR,                  # Step 13 alone
+    "countermove": CFG_COUNTER_MOVE,           # Step 10: the countermove's place in the order
     "reductions": CFG_REDUCTIONS,              # Step 15
 }
-CONFIG_SIZE = 12
+CONFIG_SIZE = 14
 
 SearchData = namedtuple(
     "SearchData",
@@ -500,7 +503,7 @@ def search(pos, tab, tt, sd, ev, tb, scratch, alpha, beta, depth, ply):
                 return -MATE + ply if checked else DRAW
             previous = pos.history[pos.state[ST_PLY] - 1, H_MOVE] if pos.state[ST_PLY] > 0 else 0
             counter = 0
-            if previous != 0:
+            if previous != 0 and config[CFG_COUNTER_MOVE]:
                 counter = sd.counter_moves[pos.board[move_to(previous)], move_to(previous)]
             score_moves(pos, tab, sd.moves, sd.scores, ply, count, tt_move, sd.killers[ply, 0], sd.killers[ply, 1],
                         counter, sd.history, side)
@@ -542,7 +545,7 @@ def search(pos, tab, tt, sd, ev, tb, scratch, alpha, beta, depth, ply):
 
         # Step 13. Singular extension: is the TT move much better than every other move?
         extension = 0
-        if (config[CFG_EXTENSIONS] and not root and move == tt_move and excluded == 0 and depth >= SINGULAR_MIN_DEPTH
+        if (config[CFG_EXTENSIONS] and config[CFG_SINGULAR] and not root and move == tt_move and excluded == 0 and depth >= SINGULAR_MIN_DEPTH
                 and tt_depth >= depth - 3 and tt_bound != BOUND_UPPER and abs(tt_score) < MATE_IN_MAX_PLY):
             singular_beta = tt_score - SINGULAR_MARGIN * depth
             sd.excluded[ply] = move

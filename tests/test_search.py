@@ -181,22 +181,25 @@ def test_every_search_step_switch_changes_the_tree() -> None:
     """Each name ``search_stats --without`` takes is wired to its step: switching it off changes the search."""
     from engine.search import SEARCH_STEPS
 
-    def nodes_without(step: str | None) -> int:
+    def nodes_without(step: str | None, depth: int = 8) -> int:
         searcher = Searcher(hash_mb=8)
         if step is not None:
             searcher.sd.config[SEARCH_STEPS[step]] = 0
         total = 0
         for fen in BENCH_POSITIONS[:4]:
             searcher.new_game()
-            searcher.think(Board(fen), Limits(depth=8), lambda line: None)
+            searcher.think(Board(fen), Limits(depth=depth), lambda line: None)
             total += sum(searcher.stats.iteration_nodes)
         return total
 
     full = nodes_without(None)
     assert set(SEARCH_STEPS) == {"tt-cutoffs", "reverse-futility", "null-move", "iir", "move-pruning",
-                                 "extensions", "reductions"}
+                                 "extensions", "singular", "countermove", "reductions"}
     for step in SEARCH_STEPS:
-        assert nodes_without(step) != full, step
+        if step != "singular":
+            assert nodes_without(step) != full, step
+    # A singular search needs a node of depth 8 below the root: search deeper for it.
+    assert nodes_without("singular", depth=11) != nodes_without(None, depth=11)
     # The pruning steps prune: without them the same depth takes more nodes.  (Null-move
     # pruning is left out: at depth 8 its own reduced searches cost about what it saves.)
     for step in ("reverse-futility", "move-pruning", "reductions"):
