@@ -12,8 +12,8 @@ ordering quality.  A table then splits the cutoffs by the node's remaining depth
 whether a TT move was tried first, showing where the cutoffs after the first move happen.
 
 ``--without`` switches search steps off (``reverse-futility``, ``null-move``, ``iir``,
-``move-pruning``, ``reductions``, ``extensions``, ``tt-cutoffs``) to show what each
-does to the tree.  The rate counts only nodes whose moves were searched: a step that
+``move-pruning``, ``reductions``, ``extensions``, ``singular``, ``countermove``,
+``tt-cutoffs``) to show what each does to the tree.  The rate counts only nodes whose moves were searched: a step that
 prunes a node before its move loop (reverse futility, null move) removes the cutoff
 from the count, and those nodes are the easiest cut-nodes of all, so pruning more
 lowers the measured rate even though the ordering is the same.
