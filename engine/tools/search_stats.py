@@ -13,10 +13,10 @@ whether a TT move was tried first, showing where the cutoffs after the first mov
 
 ``--without`` switches search steps off (``reverse-futility``, ``null-move``, ``iir``,
 ``move-pruning``, ``reductions``, ``extensions``, ``singular``, ``countermove``,
-``tt-cutoffs``) to show what each does to the tree.  The rate counts only nodes whose moves were searched: a step that
-prunes a node before its move loop (reverse futility, null move) removes the cutoff
-from the count, and those nodes are the easiest cut-nodes of all, so pruning more
-lowers the measured rate even though the ordering is the same.
+``tt-cutoffs``) to show what each does to the tree.  The rate counts only nodes whose
+moves were searched: a step that prunes a node before its move loop (reverse futility,
+null move) removes the cutoff from the count, and those nodes are the easiest cut-nodes
+of all, so pruning more lowers the measured rate even though the ordering is the same.
 """
 
 from __future__ import annotations
