@@ -545,9 +545,9 @@ def search(pos, tab, tt, sd, ev, tb, scratch, alpha, beta, depth, ply):
 
         # Step 13. Singular extension: is the TT move much better than every other move?
         extension = 0
-        if (config[CFG_EXTENSIONS] and config[CFG_SINGULAR] and not root and move == tt_move and excluded == 0
-                and depth >= SINGULAR_MIN_DEPTH and tt_depth >= depth - 3 and tt_bound != BOUND_UPPER
-                and abs(tt_score) < MATE_IN_MAX_PLY):
+        if (move == tt_move and not root and excluded == 0 and depth >= SINGULAR_MIN_DEPTH
+                and config[CFG_EXTENSIONS] and config[CFG_SINGULAR]
+                and tt_depth >= depth - 3 and tt_bound != BOUND_UPPER and abs(tt_score) < MATE_IN_MAX_PLY):
             singular_beta = tt_score - SINGULAR_MARGIN * depth
             sd.excluded[ply] = move
             score = search(pos, tab, tt, sd, ev, tb, scratch, singular_beta - 1, singular_beta, (depth - 1) // 2, ply)
