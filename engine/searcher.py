@@ -34,10 +34,29 @@ from engine.tt import MATE, MATE_IN_MAX_PLY, clear_table, hashfull, new_table
 
 ASPIRATION_MIN_DEPTH = 4     # full window below this depth
 ASPIRATION_DELTA = 20        # first half-width of the window, grown by half on each fail
+ASPIRATION_MAX_DELTA = 500   # past this half-width, the side that failed opens fully
 BOUND_REPORT_AFTER = 1.0     # seconds: report lowerbound/upperbound lines only in long searches
 WATCHDOG_PERIOD = 0.010      # longest sleep of the watchdog between clock checks
 SOFT_LIMIT_NEXT_DEPTH = 0.6  # do not start a new depth after this share of the soft limit
 MAX_SEARCH_DEPTH = MAX_PLY - 8
+
+
+def widen_window(alpha: int, beta: int, score: int, delta: int) -> tuple[int, int, int]:
+    """The aspiration window after ``score`` fell outside (alpha, beta): (alpha, beta, delta).
+
+    A fail low also pulls beta down to the middle of the old window.  The side that failed
+    moves ``delta`` past the score, and ``delta`` grows by half each time; once it passes
+    ``ASPIRATION_MAX_DELTA`` that side opens fully.  Without that limit a mate hidden behind
+    null-move cutoffs, which return exactly beta, would take more than a dozen re-searches, each
+    reported as a larger and less true ``lowerbound``.
+    """
+    wide = delta > ASPIRATION_MAX_DELTA
+    if score <= alpha:
+        beta = (alpha + beta) // 2
+        alpha = -INFINITE if wide else max(score - delta, -INFINITE)
+    else:
+        beta = INFINITE if wide else min(score + delta, INFINITE)
+    return alpha, beta, delta + delta // 2
 
 
 @dataclass
@@ -298,16 +317,11 @@ class Searcher:
                     if self.control[K_STOP]:
                         break
                     self._sort_root(pv_index, count)
-                    if score <= alpha:
-                        beta = (alpha + beta) // 2
-                        alpha = max(score - delta, -INFINITE)
-                        self._report_bound(board, depth, pv_index, score, "upperbound", on_info)
-                    elif score >= beta:
-                        beta = min(score + delta, INFINITE)
-                        self._report_bound(board, depth, pv_index, score, "lowerbound", on_info)
-                    else:
+                    if alpha < score < beta:
                         break
-                    delta += delta // 2
+                    bound = "upperbound" if score <= alpha else "lowerbound"
+                    self._report_bound(board, depth, pv_index, score, bound, on_info)
+                    alpha, beta, delta = widen_window(alpha, beta, score, delta)
                 if self.control[K_STOP]:
                     break
                 pv = [int(m) for m in sd.pv[0, : sd.pv_len[0]]] or [int(sd.root_moves[pv_index])]

@@ -22,7 +22,7 @@ from engine.moveorder import (
 from engine.search import (
     C_NODES, CONFIG_SIZE, INFINITE, ROOT_COUNT, ROOT_PV_START, new_search_data, search,
 )
-from engine.searcher import Searcher
+from engine.searcher import ASPIRATION_DELTA, Searcher, widen_window
 from engine.timeman import Limits
 from engine.tt import new_table
 
@@ -175,6 +175,25 @@ def test_multipv_lines_come_best_first_and_line_one_is_played() -> None:
             assert scores == sorted(scores, reverse=True), (fen, depth, scores)
             assert len({move for _, _, move in rows}) == len(rows)
         assert board.move_to_uci(best) == by_depth[9][0][2]
+
+
+def test_aspiration_window_opens_fully_after_a_few_fails() -> None:
+    """A mate behind null-move cutoffs fails high at exactly beta again and again: the
+    window must reach the mate within a handful of re-searches, not creep up in ever
+    larger ``lowerbound`` lines.  Fails low open the same way, and every fail leaves the
+    score outside the side that failed."""
+    for side in (+1, -1):
+        guess = 28
+        alpha, beta, delta = guess - ASPIRATION_DELTA, guess + ASPIRATION_DELTA, ASPIRATION_DELTA
+        reported = []
+        while alpha > -INFINITE if side < 0 else beta < INFINITE:
+            score = beta if side > 0 else alpha  # the bound is returned exactly, as null move does
+            reported.append(score)
+            alpha, beta, delta = widen_window(alpha, beta, score, delta)
+            assert (beta > score) if side > 0 else (alpha < score)
+            assert alpha < beta
+        assert len(reported) <= 10, reported
+        assert max(abs(score) for score in reported) < 2000, reported
 
 
 def test_every_search_step_switch_changes_the_tree() -> None:
