@@ -47,8 +47,8 @@ def widen_window(alpha: int, beta: int, score: int, delta: int) -> tuple[int, in
     A fail low also pulls beta down to the middle of the old window.  The side that failed
     moves ``delta`` past the score, and ``delta`` grows by half each time; once it passes
     ``ASPIRATION_MAX_DELTA`` that side opens fully.  Without that limit a mate hidden behind
-    null-move cutoffs, which return exactly beta, would take more than a dozen re-searches, each
-    reported as a larger and less true ``lowerbound``.
+    null-move cutoffs, which return exactly beta, would take more than a dozen re-searches,
+    each reported as a larger and less true ``lowerbound``.
     """
     wide = delta > ASPIRATION_MAX_DELTA
     if score <= alpha:

@@ -180,13 +180,13 @@ def test_multipv_lines_come_best_first_and_line_one_is_played() -> None:
 def test_aspiration_window_opens_fully_after_a_few_fails() -> None:
     """A mate behind null-move cutoffs fails high at exactly beta again and again: the
     window must reach the mate within a handful of re-searches, not creep up in ever
-    larger ``lowerbound`` lines.  Fails low open the same way, and every fail leaves the
-    score outside the side that failed."""
+    larger ``lowerbound`` lines.  Fails low open the same way, and every fail moves the
+    side that failed past the score."""
     for side in (+1, -1):
         guess = 28
         alpha, beta, delta = guess - ASPIRATION_DELTA, guess + ASPIRATION_DELTA, ASPIRATION_DELTA
         reported = []
-        while alpha > -INFINITE if side < 0 else beta < INFINITE:
+        while (beta < INFINITE) if side > 0 else (alpha > -INFINITE):
             score = beta if side > 0 else alpha  # the bound is returned exactly, as null move does
             reported.append(score)
             alpha, beta, delta = widen_window(alpha, beta, score, delta)
