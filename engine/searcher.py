@@ -1,5 +1,5 @@
 """The Python side of the search: iterative deepening, aspiration windows, MultiPV,
-time control, and the worker thread.
+time control, the worker thread and its Lazy SMP helpers.
 
 ``Searcher.think`` calls the numba kernel ``engine.search.search`` once per depth
 (and per aspiration re-search and MultiPV line) with the root at ply 0.  The
@@ -8,6 +8,17 @@ the hard time limit passes or ``stop`` arrives, and the kernel returns within a
 node.  Between iterations Python decides whether another depth fits in the soft
 limit, and reports each finished depth through the ``on_info`` callback as a UCI
 ``info`` line.  The kernel never reads a clock and never prints.
+
+With ``Threads`` above 1 the search is Lazy SMP: each helper thread runs its own
+iterative deepening over its own copy of the position, with its own ``SearchData``
+(histories, killers, stacks) and evaluator, and shares only the transposition table
+and the ``control`` array (the stop flag) with the main thread.  The helpers report
+nothing; what they find reaches the main thread through the table, whose lockless
+entries (``engine.tt``) survive two threads writing at once.  A helper's next depth is
+never below the one the main thread is searching, and odd-numbered helpers go one
+deeper, so that the table holds results a step ahead of the main thread.  The main
+thread alone decides when to stop and which move to play.  A search with a node
+limit (``go nodes``) runs on the main thread only, so that it stays reproducible.
 """
 
 from __future__ import annotations
@@ -26,7 +37,7 @@ from engine.evaluate import make_evaluator
 from engine.search import (
     CFG_TB_DEPTH, CFG_TB_PIECES, CFG_TB_RULE50, C_CUTOFFS, C_NODES, C_SELDEPTH, C_TBHITS, CUTOFF_DEPTHS, INFINITE,
     K_NODE_LIMIT, K_STOP,
-    ROOT_COUNT, ROOT_PV_START, age_history, clear_heuristics, new_search_data, search, tt_move_of,
+    ROOT_COUNT, ROOT_PV_START, SearchData, age_history, clear_heuristics, new_search_data, search, tt_move_of,
 )
 from engine.syzygy import empty_tablebases, make_scratch
 from engine.timeman import Limits, allocate
@@ -39,6 +50,7 @@ BOUND_REPORT_AFTER = 1.0     # seconds: report lowerbound/upperbound lines only 
 WATCHDOG_PERIOD = 0.010      # longest sleep of the watchdog between clock checks
 SOFT_LIMIT_NEXT_DEPTH = 0.6  # do not start a new depth after this share of the soft limit
 MAX_SEARCH_DEPTH = MAX_PLY - 8
+MAX_THREADS = 256            # the Threads option's upper end
 
 
 def widen_window(alpha: int, beta: int, score: int, delta: int) -> tuple[int, int, int]:
@@ -57,6 +69,15 @@ def widen_window(alpha: int, beta: int, score: int, delta: int) -> tuple[int, in
     else:
         beta = INFINITE if wide else min(score + delta, INFINITE)
     return alpha, beta, delta + delta // 2
+
+
+@dataclass
+class Helper:
+    """A Lazy SMP helper's own arrays: everything its searches write but the shared table."""
+
+    sd: SearchData
+    ev: object           # engine.evaluate.Evaluator (pawn cache and attack-map scratch)
+    scratch: np.ndarray  # the tablebase prober's scratch buffer
 
 
 @dataclass
@@ -148,6 +169,15 @@ class Searcher:
         self.tb_probe_depth = 1      # SyzygyProbeDepth (probes inside the search)
         self._tb_score: int | None = None
         self._root_tbhits = 0
+        self.helpers: list[Helper] = []  # Threads - 1 Lazy SMP helpers
+        self._helper_threads: list[threading.Thread] = []
+        self._main_depth = 0  # the depth the main thread is searching (helpers keep up with it)
+        self.helper_errors: list[BaseException] = []
+
+    @property
+    def threads(self) -> int:
+        """Search threads: the main one plus the helpers."""
+        return 1 + len(self.helpers)
 
     # -- configuration -----------------------------------------------------
 
@@ -161,10 +191,23 @@ class Searcher:
             self.tt = new_table(16)
             raise MemoryError(f"cannot allocate {megabytes} MB for the hash table; using 16 MB") from None
 
+    def set_threads(self, count: int) -> None:
+        """Search with ``count`` threads: this one and ``count - 1`` helpers (not while searching)."""
+        count = max(1, min(count, MAX_THREADS))
+        while len(self.helpers) < count - 1:
+            self.helpers.append(Helper(new_search_data(self.control), make_evaluator(), make_scratch()))
+        del self.helpers[count - 1:]
+
     def new_game(self) -> None:
         """Forget everything learnt (``ucinewgame``)."""
         clear_table(self.tt)
         clear_heuristics(self.sd)
+        for helper in self.helpers:
+            clear_heuristics(helper.sd)
+
+    def nodes(self) -> int:
+        """Nodes searched so far by every thread."""
+        return int(self.sd.counters[C_NODES]) + sum(int(h.sd.counters[C_NODES]) for h in self.helpers)
 
     def clear_hash(self) -> None:
         """Empty the transposition table (``Clear Hash``)."""
@@ -281,8 +324,8 @@ class Searcher:
 
     def _iterate(self, board: Board, limits: Limits, root_moves: list[int],
                  on_info: Callable[[str], None]) -> tuple[int, int]:
-        """Iterative deepening with aspiration windows; returns (best, ponder)."""
-        sd, tt = self.sd, self.tt
+        """Iterative deepening with aspiration windows, helpers alongside; returns (best, ponder)."""
+        sd = self.sd
         count = len(root_moves)
         sd.root_moves[:count] = root_moves
         sd.root_info[ROOT_COUNT] = count
@@ -290,15 +333,25 @@ class Searcher:
         sd.config[CFG_TB_PIECES] = min(self.tb_max_pieces, self.tb_probe_limit)
         sd.config[CFG_TB_DEPTH] = self.tb_probe_depth
         sd.config[CFG_TB_RULE50] = int(self.tb_rule50)
-        tb, scratch = self.tb_tables, self.tb_scratch
-        tt.generation[0] += 1
+        self.tt.generation[0] += 1
         age_history(sd)
-        pos, tab, ev = board.pos, board.tab, self.ev
-        lines: list[PvLine] = [PvLine(0, [root_moves[0]])]
         max_depth = min(limits.depth or MAX_SEARCH_DEPTH, MAX_SEARCH_DEPTH)
-        previous_scores: dict[int, int] = {}
+        self._main_depth = 1
+        if not limits.nodes:
+            self._start_helpers(board, root_moves, max_depth)
+        try:
+            return self._deepen(board, limits, count, max_depth, on_info)
+        finally:
+            self._stop_helpers()
 
+    def _deepen(self, board: Board, limits: Limits, count: int, max_depth: int,
+                on_info: Callable[[str], None]) -> tuple[int, int]:
+        """The main thread's iterations over the ``count`` root moves; returns (best, ponder)."""
+        sd, ev, scratch = self.sd, self.ev, self.tb_scratch
+        lines: list[PvLine] = [PvLine(0, [int(sd.root_moves[0])])]
+        previous_scores: dict[int, int] = {}
         for depth in range(1, max_depth + 1):
+            self._main_depth = depth
             iteration_start_nodes = int(sd.counters[C_NODES])
             multipv = min(self.multipv, count)
             new_lines: list[PvLine] = []
@@ -306,22 +359,11 @@ class Searcher:
             for pv_index in range(multipv):
                 sd.root_info[ROOT_PV_START] = pv_index
                 guess = previous_scores.get(int(sd.root_moves[pv_index]))
-                delta = ASPIRATION_DELTA
-                if depth >= ASPIRATION_MIN_DEPTH and guess is not None and abs(guess) < MATE_IN_MAX_PLY:
-                    alpha, beta = max(guess - delta, -INFINITE), min(guess + delta, INFINITE)
-                else:
-                    alpha, beta = -INFINITE, INFINITE
-                while True:
-                    sd.root_scores[pv_index:count] = -INFINITE
-                    score = int(search(pos, tab, tt, sd, ev, tb, scratch, alpha, beta, depth, 0))
-                    if self.control[K_STOP]:
-                        break
-                    self._sort_root(pv_index, count)
-                    if alpha < score < beta:
-                        break
-                    bound = "upperbound" if score <= alpha else "lowerbound"
+
+                def report_bound(score: int, bound: str) -> None:
                     self._report_bound(board, depth, pv_index, score, bound, on_info)
-                    alpha, beta, delta = widen_window(alpha, beta, score, delta)
+
+                score = self._search_root(sd, board, ev, scratch, depth, pv_index, count, guess, report_bound)
                 if self.control[K_STOP]:
                     break
                 pv = [int(m) for m in sd.pv[0, : sd.pv_len[0]]] or [int(sd.root_moves[pv_index])]
@@ -355,6 +397,67 @@ class Searcher:
         ponder = lines[0].moves[1] if len(lines[0].moves) > 1 else self._ponder_from_tt(board, best)
         return best, ponder
 
+    def _search_root(self, sd: SearchData, board: Board, ev, scratch: np.ndarray, depth: int, pv_index: int,
+                     count: int, guess: int | None, on_bound: Callable[[int, str], None] | None) -> int:
+        """One iteration of one PV line: the kernel in an aspiration window around ``guess``,
+        widened and searched again until the score falls inside (or the stop flag rises)."""
+        delta = ASPIRATION_DELTA
+        if depth >= ASPIRATION_MIN_DEPTH and guess is not None and abs(guess) < MATE_IN_MAX_PLY:
+            alpha, beta = max(guess - delta, -INFINITE), min(guess + delta, INFINITE)
+        else:
+            alpha, beta = -INFINITE, INFINITE
+        while True:
+            sd.root_scores[pv_index:count] = -INFINITE
+            score = int(search(board.pos, board.tab, self.tt, sd, ev, self.tb_tables, scratch, alpha, beta, depth, 0))
+            if self.control[K_STOP]:
+                return score
+            self._sort_root(sd, pv_index, count)
+            if alpha < score < beta:
+                return score
+            if on_bound is not None:
+                on_bound(score, "upperbound" if score <= alpha else "lowerbound")
+            alpha, beta, delta = widen_window(alpha, beta, score, delta)
+
+    # -- Lazy SMP helpers ----------------------------------------------------------
+
+    def _start_helpers(self, board: Board, root_moves: list[int], max_depth: int) -> None:
+        """Start one thread per helper on its own copy of the root position."""
+        self._helper_threads = []
+        for number, helper in enumerate(self.helpers, start=1):
+            thread = threading.Thread(target=self._help, args=(helper, number, board.copy(), root_moves, max_depth),
+                                      name=f"numbat-helper-{number}", daemon=True)
+            thread.start()
+            self._helper_threads.append(thread)
+
+    def _stop_helpers(self) -> None:
+        """Raise the stop flag and wait for the helpers (each returns within a node)."""
+        if not self._helper_threads:
+            return
+        self.control[K_STOP] = 1
+        for thread in self._helper_threads:
+            thread.join()
+        self._helper_threads = []
+
+    def _help(self, helper: Helper, number: int, board: Board, root_moves: list[int], max_depth: int) -> None:
+        """A helper's iterative deepening: searches that only fill the shared table."""
+        try:
+            sd, count = helper.sd, len(root_moves)
+            sd.root_moves[:count] = root_moves
+            sd.root_info[ROOT_COUNT] = count
+            sd.root_info[ROOT_PV_START] = 0
+            sd.counters[:] = 0
+            sd.config[:] = self.sd.config
+            age_history(sd)
+            guess = None
+            depth = 0
+            while not self.control[K_STOP]:
+                depth = max(depth + 1, self._main_depth + number % 2)
+                if depth > max_depth:
+                    return
+                guess = self._search_root(sd, board, helper.ev, helper.scratch, depth, 0, count, guess, None)
+        except Exception as error:  # a helper must never take the engine down: the main thread plays on
+            self.helper_errors.append(error)
+
     def _should_stop_after(self, depth: int, score: int, limits: Limits) -> bool:
         """Whether the finished ``depth`` should be the last one."""
         if limits.mate and score >= MATE_IN_MAX_PLY and (MATE - score + 1) // 2 <= limits.mate:
@@ -365,9 +468,9 @@ class Searcher:
             soft, pondering = self._soft, self._pondering
         return soft is not None and not pondering and self.elapsed() >= SOFT_LIMIT_NEXT_DEPTH * soft
 
-    def _sort_root(self, start: int, count: int) -> None:
+    @staticmethod
+    def _sort_root(sd: SearchData, start: int, count: int) -> None:
         """Stable sort of root moves ``start:count`` by this iteration's scores."""
-        sd = self.sd
         order = np.argsort(-sd.root_scores[start:count], kind="stable") + start
         sd.root_moves[start:count] = sd.root_moves[order]
         sd.root_scores[start:count] = sd.root_scores[order]
@@ -397,7 +500,7 @@ class Searcher:
 
     def _info_line(self, board: Board, depth: int, multipv: int, line: PvLine) -> str:
         """The UCI ``info`` line of one finished PV."""
-        nodes = int(self.sd.counters[C_NODES])
+        nodes = self.nodes()
         elapsed = max(self.elapsed(), 1e-6)
         pv = " ".join(self._legal_prefix(board, line.moves))
         score = line.score
@@ -408,8 +511,13 @@ class Searcher:
             bound += " wdl {} {} {}".format(*win_draw_loss(score))
         return (f"info depth {depth} seldepth {max(int(self.sd.counters[C_SELDEPTH]), depth)} multipv {multipv} "
                 f"score {format_score(score)}{bound} nodes {nodes} nps {int(nodes / elapsed)} "
-                f"hashfull {int(hashfull(self.tt))} tbhits {int(self.sd.counters[C_TBHITS]) + self._root_tbhits} "
+                f"hashfull {int(hashfull(self.tt))} tbhits {self._tbhits()} "
                 f"time {int(elapsed * 1000)} pv {pv}")
+
+    def _tbhits(self) -> int:
+        """Tablebase probes of every thread, and of the root filter."""
+        return (int(self.sd.counters[C_TBHITS]) + sum(int(h.sd.counters[C_TBHITS]) for h in self.helpers)
+                + self._root_tbhits)
 
     def _report_bound(self, board: Board, depth: int, pv_index: int, score: int, bound: str,
                       on_info: Callable[[str], None]) -> None:

@@ -133,7 +133,7 @@ class Option:
 def default_options() -> list[Option]:
     """Every option, with Stockfish's names, types and ranges."""
     return [
-        Option("Threads", "spin", 1, 1, 1),
+        Option("Threads", "spin", 1, 1, 256),
         Option("Hash", "spin", 16, 1, 65536),
         Option("Clear Hash", "button"),
         Option("Ponder", "check", False),
@@ -274,6 +274,8 @@ class UciEngine:
             self.chess960 = bool(value)
             if self._board is not None:
                 self._board.chess960 = self.chess960
+        elif key == "threads" and self._searcher is not None:
+            self._searcher.set_threads(int(value))
         elif key == "hash" and self._searcher is not None:
             self._searcher.resize_hash(int(value))
         elif key == "clear hash" and self._searcher is not None:
@@ -338,6 +340,7 @@ class UciEngine:
 
             self._searcher = Searcher(hash_mb=int(self.options["hash"].value))
             self._searcher.multipv = int(self.options["multipv"].value)
+            self._searcher.set_threads(int(self.options["threads"].value))
             self._searcher.move_overhead = int(self.options["move overhead"].value) / 1000
             self._searcher.show_wdl = bool(self.options["uci_showwdl"].value)
             self._configure_tablebases(self._searcher)
@@ -520,6 +523,8 @@ class UciEngine:
             best, ponder = (moves[0] if moves else 0), 0
         if limits.infinite or limits.ponder:
             self._release.wait()  # UCI: never report before stop/ponderhit in these modes
+        while searcher.helper_errors:
+            self.out.info(f"error: a helper thread failed: {searcher.helper_errors.pop()!r}")
         self.out.info(searcher.stats.summary())
         if not best:
             self.out.send("bestmove 0000")

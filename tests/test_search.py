@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -293,5 +294,75 @@ def test_stop_during_infinite_answers_within_100_ms() -> None:
         elapsed = time.perf_counter() - start
         assert elapsed < 0.1, f"bestmove {elapsed * 1000:.0f} ms after stop"
         assert chess.Move.from_uci(line.split()[1]) in chess.Board().legal_moves
+    finally:
+        engine.close()
+
+
+def test_lazy_smp_helpers_search_beside_the_main_thread_and_stop_with_it() -> None:
+    searcher = Searcher(hash_mb=8)
+    searcher.set_threads(3)
+    board = Board(BENCH_POSITIONS[1])
+    reported: list[tuple[int, int]] = []  # (nodes in the info line, the main thread's own nodes then)
+
+    def on_info(line: str) -> None:
+        words = line.split()
+        reported.append((int(words[words.index("nodes") + 1]), int(searcher.sd.counters[C_NODES])))
+
+    best, _ = searcher.think(board, Limits(movetime=0.5), on_info)
+    assert chess.Move.from_uci(board.move_to_uci(best)) in chess.Board(BENCH_POSITIONS[1]).legal_moves
+    assert not searcher.helper_errors
+    assert all(int(helper.sd.counters[C_NODES]) > 1000 for helper in searcher.helpers)
+    assert not [thread for thread in threading.enumerate() if thread.name.startswith("numbat-helper")]
+    # info lines count every thread's nodes, so they report more than the main thread searched
+    nodes, main_nodes = reported[-1]
+    assert nodes > main_nodes
+    assert board.fen() == BENCH_POSITIONS[1]  # the helpers searched copies
+
+
+def test_node_limited_search_stays_on_one_thread_and_reproducible() -> None:
+    results = []
+    for threads in (1, 2, 2):
+        searcher = Searcher(hash_mb=8)
+        searcher.set_threads(threads)
+        lines: list[str] = []
+        best, _ = searcher.think(Board(BENCH_POSITIONS[3]), Limits(nodes=30000), lines.append)
+        assert all(int(helper.sd.counters[C_NODES]) == 0 for helper in searcher.helpers)
+        results.append((best, lines[-1].split()[lines[-1].split().index("nodes") + 1]))
+    assert results[0] == results[1] == results[2]
+
+
+@pytest.mark.parametrize("fen,moves", MATES[-2:])
+def test_lazy_smp_finds_mate_and_its_pv_mates(fen: str, moves: int) -> None:
+    searcher = Searcher(hash_mb=8)
+    searcher.set_threads(2)
+    lines: list[str] = []
+    searcher.think(Board(fen), Limits(depth=2 * moves + 4), lines.append)
+    last = lines[-1].split()
+    assert last[last.index("score") + 1: last.index("score") + 3] == ["mate", str(moves)], lines[-1]
+    board = chess.Board(fen)
+    for text in last[last.index("pv") + 1:]:
+        board.push_uci(text)
+    assert board.is_checkmate()
+
+
+def test_stop_with_two_threads_answers_within_100_ms() -> None:
+    engine = UciProcess()
+    try:
+        engine.send("setoption name Threads value 2")
+        engine.send("isready")
+        engine.wait_for("readyok")
+        engine.send("position startpos moves e2e4 c7c5")
+        engine.send("go infinite")
+        engine.wait_for("info depth 5")
+        time.sleep(0.3)
+        start = time.perf_counter()
+        engine.send("stop")
+        line = engine.wait_for("bestmove")
+        elapsed = time.perf_counter() - start
+        assert elapsed < 0.1, f"bestmove {elapsed * 1000:.0f} ms after stop"
+        board = chess.Board()
+        board.push_uci("e2e4")
+        board.push_uci("c7c5")
+        assert chess.Move.from_uci(line.split()[1]) in board.legal_moves
     finally:
         engine.close()
