@@ -242,3 +242,14 @@ def test_profile_writes_a_perf_map_that_names_the_search(tmp_path: Path) -> None
     assert entries["engine.search.search"][1] > 10_000  # the whole search, helpers inlined
     assert "engine.movegen.generate_moves" in entries
     assert stem.with_suffix(".o").read_bytes()[:4] == b"\x7fELF"
+
+
+def test_threads_tool_reports_time_to_depth_per_thread_count(capsys: pytest.CaptureFixture[str]) -> None:
+    from engine.tools import threads
+
+    assert threads.main(["--depth", "6", "--threads", "1,2", "--hash", "8", "--no-progress"]) == 0
+    rows = [line.split() for line in capsys.readouterr().out.splitlines()[1:]]
+    assert [row[0] for row in rows] == ["1", "2"]
+    assert rows[0][3] == "1.00x"
+    for row in rows:
+        assert float(row[1]) > 0 and int(row[4]) > 1000
