@@ -33,7 +33,7 @@ import numpy as np
 
 from engine.board import Board
 from engine.defs import MAX_PLY, ST_PLY
-from engine.evaluate import make_evaluator
+from engine.evaluate import Evaluator, make_evaluator
 from engine.search import (
     CFG_TB_DEPTH, CFG_TB_PIECES, CFG_TB_RULE50, C_CUTOFFS, C_NODES, C_SELDEPTH, C_TBHITS, CUTOFF_DEPTHS, INFINITE,
     K_NODE_LIMIT, K_STOP,
@@ -76,7 +76,7 @@ class Helper:
     """A Lazy SMP helper's own arrays: everything its searches write but the shared table."""
 
     sd: SearchData
-    ev: object           # engine.evaluate.Evaluator (pawn cache and attack-map scratch)
+    ev: Evaluator        # its pawn cache and attack maps are written by every evaluation
     scratch: np.ndarray  # the tablebase prober's scratch buffer
 
 
