@@ -174,11 +174,6 @@ class Searcher:
         self._main_depth = 0  # the depth the main thread is searching (helpers keep up with it)
         self.helper_errors: list[BaseException] = []
 
-    @property
-    def threads(self) -> int:
-        """Search threads: the main one plus the helpers."""
-        return 1 + len(self.helpers)
-
     # -- configuration -----------------------------------------------------
 
     def resize_hash(self, megabytes: int) -> None:
@@ -397,7 +392,7 @@ class Searcher:
         ponder = lines[0].moves[1] if len(lines[0].moves) > 1 else self._ponder_from_tt(board, best)
         return best, ponder
 
-    def _search_root(self, sd: SearchData, board: Board, ev, scratch: np.ndarray, depth: int, pv_index: int,
+    def _search_root(self, sd: SearchData, board: Board, ev: Evaluator, scratch: np.ndarray, depth: int, pv_index: int,
                      count: int, guess: int | None, on_bound: Callable[[int, str], None] | None) -> int:
         """One iteration of one PV line: the kernel in an aspiration window around ``guess``,
         widened and searched again until the score falls inside (or the stop flag rises)."""
