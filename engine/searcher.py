@@ -160,6 +160,7 @@ class Searcher:
         self._lock = threading.Lock()
         self._stop_requested = False
         self._completed_depth = 0
+        self._partial: PvLine | None = None  # what the unfinished iteration proved (see _deepen)
         self.tablebase = None        # engine.tablebase.RootTablebase when SyzygyPath is set
         self.tb_tables = empty_tablebases()  # our numba WDL prober's tables (probes inside the search)
         self.tb_max_pieces = 0
@@ -351,6 +352,7 @@ class Searcher:
             multipv = min(self.multipv, count)
             new_lines: list[PvLine] = []
             sd.counters[C_SELDEPTH] = 0
+            self._partial = None
             for pv_index in range(multipv):
                 sd.root_info[ROOT_PV_START] = pv_index
                 guess = previous_scores.get(int(sd.root_moves[pv_index]))
@@ -364,7 +366,13 @@ class Searcher:
                 pv = [int(m) for m in sd.pv[0, : sd.pv_len[0]]] or [int(sd.root_moves[pv_index])]
                 new_lines.append(PvLine(score, pv))
             if self.control[K_STOP] and depth > 1:
-                break  # an unfinished iteration: keep the last complete one
+                # An unfinished iteration: keep the last complete one, unless a root move
+                # proved itself within it (it failed high, or its search finished above
+                # alpha before the stop).  Single PV only: MultiPV lines need every move.
+                if multipv == 1 and self._partial is not None:
+                    lines = [self._partial]
+                    on_info(self._info_line(board, depth, 1, self._partial))
+                break
             if new_lines:
                 # Each line searched the moves the lines before it left over, so a later line
                 # can come back higher (the table and the histories changed in between): show
@@ -405,10 +413,15 @@ class Searcher:
             sd.root_scores[pv_index:count] = -INFINITE
             score = int(search(board.pos, board.tab, self.tt, sd, ev, self.tb_tables, scratch, alpha, beta, depth, 0))
             if self.control[K_STOP]:
+                if sd is self.sd and sd.pv_len[0] > 0:  # a root move finished above alpha
+                    self._partial = self._root_line(sd, count)
                 return score
             self._sort_root(sd, pv_index, count)
             if alpha < score < beta:
                 return score
+            if sd is self.sd:  # a fail high proves its move; a fail low casts doubt on all
+                self._partial = PvLine(score, [int(m) for m in sd.pv[0, : sd.pv_len[0]]], "lowerbound") \
+                    if score >= beta and sd.pv_len[0] > 0 else None
             if on_bound is not None:
                 on_bound(score, "upperbound" if score <= alpha else "lowerbound")
             alpha, beta, delta = widen_window(alpha, beta, score, delta)
@@ -462,6 +475,13 @@ class Searcher:
         with self._lock:
             soft, pondering = self._soft, self._pondering
         return soft is not None and not pondering and self.elapsed() >= SOFT_LIMIT_NEXT_DEPTH * soft
+
+    @staticmethod
+    def _root_line(sd: SearchData, count: int) -> PvLine:
+        """The kernel's root PV as a lower-bound line, scored with its first move's score."""
+        moves = [int(m) for m in sd.pv[0, : sd.pv_len[0]]]
+        index = int(np.flatnonzero(sd.root_moves[:count] == moves[0])[0])
+        return PvLine(int(sd.root_scores[index]), moves, "lowerbound")
 
     @staticmethod
     def _sort_root(sd: SearchData, start: int, count: int) -> None:

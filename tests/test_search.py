@@ -117,6 +117,29 @@ def test_finds_mate_and_its_pv_mates(fen: str, moves: int) -> None:
     assert len(pv) == 2 * moves - 1
 
 
+def test_unfinished_iteration_keeps_a_root_move_that_proved_better() -> None:
+    """When the stop cuts an iteration short after another root move proved better than the
+    last complete iteration's choice, that move is played and reported, as a lower bound.
+
+    Node limits stop the kernel at a deterministic point, so a sweep over budgets finds
+    the moments at which the iteration under way had already changed its mind."""
+    fen = "2rq1rk1/pp3ppp/2n2b2/4NR2/3P4/PB5Q/1P4PP/3R2K1 w - - 0 1"  # WAC.241: Qxh7+ mates
+    searcher = Searcher(hash_mb=8)
+    changed_mind = 0
+    for budget in range(20_000, 400_001, 20_000):
+        searcher.new_game()
+        lines: list[str] = []
+        best, _ = searcher.think(Board(fen), Limits(nodes=budget), lines.append)
+        infos = [line.split() for line in lines if line.startswith("info depth")]
+        last = infos[-1]
+        assert Board(fen).move_to_uci(best) == last[last.index("pv") + 1]  # we play what we report
+        complete = [i for i in infos if "lowerbound" not in i and "upperbound" not in i]
+        if "lowerbound" in last and int(last[2]) > int(complete[-1][2]):
+            if last[last.index("pv") + 1] != complete[-1][complete[-1].index("pv") + 1]:
+                changed_mind += 1
+    assert changed_mind > 0
+
+
 def test_cutoff_table_splits_every_beta_cutoff() -> None:
     """The students' table adds up to the first-move cutoff rate, and it reaches every depth row."""
     searcher = Searcher(hash_mb=8)
