@@ -363,7 +363,7 @@ class Searcher:
                 score = self._search_root(sd, board, ev, scratch, depth, pv_index, count, guess, report_bound)
                 if self.control[K_STOP]:
                     break
-                pv = [int(m) for m in sd.pv[0, : sd.pv_len[0]]] or [int(sd.root_moves[pv_index])]
+                pv = self._root_pv(sd) or [int(sd.root_moves[pv_index])]
                 new_lines.append(PvLine(score, pv))
             if self.control[K_STOP] and depth > 1:
                 # An unfinished iteration: keep the last complete one, unless a root move
@@ -420,8 +420,7 @@ class Searcher:
             if alpha < score < beta:
                 return score
             if sd is self.sd:  # a fail high proves its move; a fail low casts doubt on all
-                self._partial = PvLine(score, [int(m) for m in sd.pv[0, : sd.pv_len[0]]], "lowerbound") \
-                    if score >= beta and sd.pv_len[0] > 0 else None
+                self._partial = self._root_line(sd, count) if score >= beta and sd.pv_len[0] > 0 else None
             if on_bound is not None:
                 on_bound(score, "upperbound" if score <= alpha else "lowerbound")
             alpha, beta, delta = widen_window(alpha, beta, score, delta)
@@ -477,9 +476,14 @@ class Searcher:
         return soft is not None and not pondering and self.elapsed() >= SOFT_LIMIT_NEXT_DEPTH * soft
 
     @staticmethod
-    def _root_line(sd: SearchData, count: int) -> PvLine:
+    def _root_pv(sd: SearchData) -> list[int]:
+        """The kernel's principal variation from the root (empty if no root move raised alpha)."""
+        return [int(m) for m in sd.pv[0, : sd.pv_len[0]]]
+
+    @classmethod
+    def _root_line(cls, sd: SearchData, count: int) -> PvLine:
         """The kernel's root PV as a lower-bound line, scored with its first move's score."""
-        moves = [int(m) for m in sd.pv[0, : sd.pv_len[0]]]
+        moves = cls._root_pv(sd)
         index = int(np.flatnonzero(sd.root_moves[:count] == moves[0])[0])
         return PvLine(int(sd.root_scores[index]), moves, "lowerbound")
 
