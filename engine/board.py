@@ -13,7 +13,7 @@ from engine.bitboards import tables
 from engine.defs import GAME_STACK, MAX_MOVES, MAX_PLY, PIECE_SYMBOLS, ST_CHESS960, ST_PLY, ST_SIDE
 from engine.fen import STARTING_FEN, FenError, format_fen, parse_fen, parse_square, square_name
 from engine.move import CASTLING, PROMOTION, move_fields
-from engine.movegen import GEN_ALL, GEN_NOISY, generate_moves
+from engine.movegen import GEN_ALL, GEN_NOISY, GEN_QUIET, generate_moves
 from engine.position import (
     Position, castling_squares, copy_position, in_check, make_move, make_null_move,
     unmake_move, unmake_null_move,
@@ -73,6 +73,12 @@ class Board:
     def noisy_moves(self) -> list[int]:
         """Legal captures and promotions (every evasion when in check)."""
         end = generate_moves(self.pos, self.tab, self._buffer, 0, GEN_NOISY)
+        return [int(m) for m in self._buffer[:end]]
+
+    def quiet_moves(self) -> list[int]:
+        """Legal moves that neither capture nor promote (none when in check): with
+        ``noisy_moves``, every legal move once, as the search generates them in stages."""
+        end = generate_moves(self.pos, self.tab, self._buffer, 0, GEN_QUIET)
         return [int(m) for m in self._buffer[:end]]
 
     def is_check(self) -> bool:

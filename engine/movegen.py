@@ -6,6 +6,9 @@ on and returns the index after the last one.  Modes:
     GEN_ALL     every legal move
     GEN_NOISY   legal captures, en passant and promotions (quiescence); in check,
                 every legal evasion, since a quiescence node in check must see them all
+    GEN_QUIET   the rest: legal moves that neither capture nor promote, castling
+                included; in check none (GEN_NOISY has given every evasion), so
+                that GEN_NOISY and then GEN_QUIET together give GEN_ALL's moves
     GEN_COUNT   writes nothing and returns ``start`` + number of legal moves
                 (bulk counting at the last ply of perft)
 
@@ -40,7 +43,7 @@ from engine.move import (
 )
 from engine.position import attackers_to, castling_squares, is_attacked, line_blockers
 
-GEN_ALL, GEN_NOISY, GEN_COUNT = 0, 1, 2
+GEN_ALL, GEN_NOISY, GEN_COUNT, GEN_QUIET = 0, 1, 2, 3
 
 _U8 = np.uint64(8)
 _U7 = np.uint64(7)
@@ -145,6 +148,7 @@ def generate_moves(pos, tab, moves, start, mode):
     """Write the legal moves of ``mode`` from ``moves[start]``; return the end index."""
     count_only = mode == GEN_COUNT
     noisy = mode == GEN_NOISY
+    quiet = mode == GEN_QUIET
     n = start
     st = pos.state
     us = st[ST_SIDE]
@@ -157,13 +161,17 @@ def generate_moves(pos, tab, moves, start, mode):
     ksq = lsb(king_bb)
     checkers = attackers_to(pos, tab, ksq, occ) & enemy
     in_check = checkers != U64_ZERO
-    if noisy and in_check:
+    if in_check:
+        if quiet:
+            return n  # GEN_NOISY gave every evasion
         noisy = False  # quiescence in check needs every evasion
 
     # Step 1. King moves, tested with the king lifted off the board.
     king_targets = king_attacks(tab, ksq) & ~own
     if noisy:
         king_targets &= enemy
+    elif quiet:
+        king_targets &= ~enemy
     occ_without_king = occ ^ king_bb
     while king_targets:
         to = lsb(king_targets)
@@ -182,7 +190,12 @@ def generate_moves(pos, tab, moves, start, mode):
         check_mask = between_bb(tab, ksq, lsb(checkers)) | checkers
     else:
         check_mask = U64_ALL
-    targets = (enemy if noisy else ~own) & check_mask
+    if noisy:
+        targets = enemy & check_mask
+    elif quiet:
+        targets = ~occ  # not in check here: no mask
+    else:
+        targets = ~own & check_mask
 
     # Step 4. Pinned pieces: own pieces alone between the king and an enemy slider.
     pinned = line_blockers(pos, tab, ksq, enemy, own, occ)
@@ -227,11 +240,12 @@ def generate_moves(pos, tab, moves, start, mode):
     single &= check_mask
     cap_west = _pawn_captures_west(free_pawns, us) & enemy & check_mask
     cap_east = _pawn_captures_east(free_pawns, us) & enemy & check_mask
-    n = _add_promotions(moves, n, single & BACK_RANKS, up, count_only)
-    n = _add_promotions(moves, n, cap_west & BACK_RANKS, west, count_only)
-    n = _add_promotions(moves, n, cap_east & BACK_RANKS, east, count_only)
-    n = _add_pawn_moves(moves, n, cap_west & ~BACK_RANKS, west, count_only)
-    n = _add_pawn_moves(moves, n, cap_east & ~BACK_RANKS, east, count_only)
+    if not quiet:
+        n = _add_promotions(moves, n, single & BACK_RANKS, up, count_only)
+        n = _add_promotions(moves, n, cap_west & BACK_RANKS, west, count_only)
+        n = _add_promotions(moves, n, cap_east & BACK_RANKS, east, count_only)
+        n = _add_pawn_moves(moves, n, cap_west & ~BACK_RANKS, west, count_only)
+        n = _add_pawn_moves(moves, n, cap_east & ~BACK_RANKS, east, count_only)
     if not noisy:
         n = _add_pawn_moves(moves, n, single & ~BACK_RANKS, up, count_only)
         n = _add_pawn_moves(moves, n, double, up + up, count_only)
@@ -247,6 +261,8 @@ def generate_moves(pos, tab, moves, start, mode):
             caps = (_pawn_captures_west(bit, us) | _pawn_captures_east(bit, us)) & enemy
             dests = (push1 | push2 | caps) & pin_line
             promos = dests & BACK_RANKS
+            if quiet:
+                promos = U64_ZERO
             if count_only:
                 n += 4 * popcount(promos)
             else:
@@ -262,11 +278,13 @@ def generate_moves(pos, tab, moves, start, mode):
             quiet_or_cap = dests & ~BACK_RANKS
             if noisy:
                 quiet_or_cap &= caps
+            elif quiet:
+                quiet_or_cap &= ~caps
             n = _add_from(moves, n, frm, quiet_or_cap, count_only)
 
     # Step 8. En passant, verified by recomputing the king's attackers.
     ep = st[ST_EP]
-    if ep != NO_SQUARE:
+    if ep != NO_SQUARE and not quiet:
         capturers = pawn_attacks(tab, them, ep) & pawns
         while capturers:
             frm = lsb(capturers)

@@ -162,9 +162,9 @@ def mvv_lva(pos, move):
 
 
 @hot_njit
-def score_moves(pos, tab, moves, scores, ply_row, count, tt_move, killer1, killer2, counter, history, side):
-    """Fill ``scores[ply_row, :count]`` with the keys of ``moves[ply_row, :count]`` (module docstring order)."""
-    for i in range(count):
+def score_moves(pos, tab, moves, scores, ply_row, start, count, tt_move, killer1, killer2, counter, history, side):
+    """Fill ``scores[ply_row, start:count]`` with the keys of ``moves[ply_row, start:count]`` (module docstring order)."""
+    for i in range(start, count):
         move = moves[ply_row, i]
         kind = move_kind(move)
         if move == tt_move:

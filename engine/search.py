@@ -56,9 +56,10 @@ from engine.evaluate import PAWN_CACHE_BITS, evaluate, evaluate_inline, pawn_slo
 from engine.jit import hot_njit, njit, popcount
 from engine.move import PROMOTION, move_from, move_kind, move_promo_type, move_to
 from engine.moveorder import (
-    HISTORY_MAX, SEE_VALUE, captured_type, is_capture, order_key, pick_next, score_captures, score_moves, see_ge,
+    HISTORY_MAX, SCORE_GOOD_CAPTURE, SEE_VALUE, captured_type, is_capture, key_score, order_key, pick_next,
+    score_captures, score_moves, see_ge,
 )
-from engine.movegen import GEN_ALL, GEN_NOISY, generate_moves, is_legal_move
+from engine.movegen import GEN_NOISY, GEN_QUIET, generate_moves, is_legal_move
 from engine.syzygy import TB_FAIL, probe_wdl
 from engine.position import (
     check_squares, gives_check_fast, in_check, make_move, make_null_move, unmake_move, unmake_null_move,
@@ -103,6 +104,9 @@ TB_PLY_MARGIN = 12           # probes make captures internally: keep clear of th
 CORRECTION_GRAIN = 256       # correction history: entries in 1/GRAIN centipawn, by side and pawn placement
 CORRECTION_LIMIT = 64        # ... at most this many centipawns either way
 CORRECTION_MAX_WEIGHT = 16   # ... a search of depth d moves an entry (d + 1) / 256 of the way to its result
+
+# Move-loop stages (Step 10)
+STAGE_TT_MOVE, STAGE_NOISY, STAGE_ALL_MOVES = 0, 1, 2
 
 # Layout of SearchData.counters
 C_NODES, C_SELDEPTH, C_TBHITS, C_NMP_GUARD = 0, 1, 2, 3
@@ -250,6 +254,14 @@ def update_quiet_history(sd, side, move, bonus):
     index = move & 4095
     h = sd.history[side, index]
     sd.history[side, index] = h + bonus - h * abs(bonus) // HISTORY_MAX
+
+
+@hot_njit(inline="always")
+def add_quiet_moves(pos, tab, sd, ply, count, tt_move, killer1, killer2, counter, side):
+    """Append the quiet moves to row ``ply`` after its ``count`` noisy ones, scored; return the new count."""
+    end = generate_moves(pos, tab, sd.moves[ply], count, GEN_QUIET)
+    score_moves(pos, tab, sd.moves, sd.scores, ply, count, end, tt_move, killer1, killer2, counter, sd.history, side)
+    return end
 
 
 @hot_njit
@@ -462,22 +474,27 @@ def search(pos, tab, tt, sd, ev, tb, scratch, alpha, beta, depth, ply):
     if config[CFG_IIR] and tt_move == 0 and depth >= IIR_MIN_DEPTH and excluded == 0:
         depth -= 1
 
-    # Step 10. Move ordering, TT move first.  The TT move is played before the other
-    # moves are generated: it cuts off often enough that generating and scoring the
-    # rest would be wasted (the root's list comes from Python, already ordered).
+    # Step 10. Move ordering in stages, TT move first.  Each stage is generated only
+    # when the one before it is used up without a cutoff: the TT move before any move
+    # is generated, then captures and promotions (every evasion in check), and the
+    # quiet moves only once no winning capture is left (the root's list comes from
+    # Python, already ordered).
     if root:
         start = sd.root_info[ROOT_PV_START]
         count = sd.root_info[ROOT_COUNT] - start
         for i in range(count):
             sd.moves[0, i] = sd.root_moves[start + i]
             sd.scores[0, i] = order_key(MAX_MOVES - i, i)  # keep the driver's order
-        generated = True
+        stage = STAGE_ALL_MOVES
         tt_move_first = False
     else:
         # The word may come from a position whose key collided: play it only if legal.
         tt_move_first = tt_move != 0 and is_legal_move(pos, tab, tt_move)
         count = 1 if tt_move_first else 0
-        generated = False
+        stage = STAGE_TT_MOVE
+    killer1 = sd.killers[ply, 0]
+    killer2 = sd.killers[ply, 1]
+    counter = 0
 
     # Step 11. The move loop: PVS with late-move reductions and shallow-depth pruning.
     # Shallow-depth pruning spares checks, so it may ask of many moves whether they
@@ -493,29 +510,43 @@ def search(pos, tab, tt, sd, ev, tb, scratch, alpha, beta, depth, ply):
     i = 0
     while True:
         if i == count:
-            if generated:
+            if stage == STAGE_ALL_MOVES:
                 break
-            # The rest of the moves, scored: captures by MVV-LVA and SEE, quiets by
-            # killers, countermove and history.
-            generated = True
-            count = generate_moves(pos, tab, sd.moves[ply], 0, GEN_ALL)
+            if stage == STAGE_TT_MOVE:
+                # Captures and promotions, scored by MVV-LVA and SEE (in check, every
+                # evasion, so the quiet ones need their killer, countermove and history).
+                previous = pos.history[pos.state[ST_PLY] - 1, H_MOVE] if pos.state[ST_PLY] > 0 else 0
+                if previous != 0 and config[CFG_COUNTER_MOVE]:
+                    counter = sd.counter_moves[pos.board[move_to(previous)], move_to(previous)]
+                count = generate_moves(pos, tab, sd.moves[ply], 0, GEN_NOISY)
+                if checked:
+                    if count == 0:
+                        return -MATE + ply
+                    stage = STAGE_ALL_MOVES  # no quiet stage: every evasion is here
+                else:
+                    stage = STAGE_NOISY
+                score_moves(pos, tab, sd.moves, sd.scores, ply, 0, count, tt_move, killer1, killer2, counter,
+                            sd.history, side)
+                i = 0
+                continue
+            stage = STAGE_ALL_MOVES
+            count = add_quiet_moves(pos, tab, sd, ply, count, tt_move, killer1, killer2, counter, side)
             if count == 0:
-                return -MATE + ply if checked else DRAW
-            previous = pos.history[pos.state[ST_PLY] - 1, H_MOVE] if pos.state[ST_PLY] > 0 else 0
-            counter = 0
-            if previous != 0 and config[CFG_COUNTER_MOVE]:
-                counter = sd.counter_moves[pos.board[move_to(previous)], move_to(previous)]
-            score_moves(pos, tab, sd.moves, sd.scores, ply, count, tt_move, sd.killers[ply, 0], sd.killers[ply, 1],
-                        counter, sd.history, side)
-            i = 0
+                return DRAW  # not in check and no legal move: stalemate
+            continue
         slot = i
         i += 1
-        if generated:
+        if stage == STAGE_TT_MOVE:
+            move = tt_move
+        else:
             move = pick_next(sd.moves, sd.scores, ply, slot, count)
+            if stage == STAGE_NOISY and key_score(sd.scores[ply, slot]) < SCORE_GOOD_CAPTURE:
+                # Only losing captures and under-promotions are left: the quiet moves go first.
+                stage = STAGE_ALL_MOVES
+                count = add_quiet_moves(pos, tab, sd, ply, count, tt_move, killer1, killer2, counter, side)
+                move = pick_next(sd.moves, sd.scores, ply, slot, count)
             if tt_move_first and move == tt_move:
                 continue  # already searched
-        else:
-            move = tt_move
         if move == excluded:
             continue
         capture = is_capture(pos, move)

@@ -7,7 +7,8 @@ At each position of each playout:
   with python-chess in ``chess960=True`` mode), and ``parse_uci`` maps each string
   back to our move;
 * ``noisy_moves`` are exactly the captures (en passant included) and promotions,
-  or every legal move when in check; ``is_check`` agrees;
+  or every legal move when in check, and ``quiet_moves`` exactly the other legal
+  moves, each once (the search's two stages); ``is_check`` agrees;
 * ``key()`` equals ``chess.polyglot.zobrist_hash``;
 * ``fen()`` equals python-chess's ``board.fen()``: ``en_passant="legal"`` (the ep
   square only when an en-passant capture is legal) and X-FEN castling
@@ -94,6 +95,9 @@ class Checker:
             expected_noisy = {u for u, m in their_moves.items() if theirs.is_capture(m) or m.promotion}
         assert noisy == expected_noisy, (
             f"noisy moves: extra {sorted(noisy - expected_noisy)}, missing {sorted(expected_noisy - noisy)} {ctx}")
+        quiet = [ours.move_to_uci(m) for m in ours.quiet_moves()]
+        assert len(noisy) + len(quiet) == len(ucis) and set(quiet) == set(their_moves) - noisy, (
+            f"quiet moves {sorted(quiet)} are not the legal moves less the noisy ones {ctx}")
 
         assert ours.key() == chess.polyglot.zobrist_hash(theirs), f"key {ours.key():#x} {ctx}"
         fen = ours.fen()
