@@ -10,6 +10,11 @@ order (highest score first):
     losing captures                    SCORE_BAD_CAPTURE + MVV-LVA   (SEE < 0)
     under-promotions                   SCORE_UNDERPROMOTION
 
+The search generates moves in stages (``engine.search``, Step 10): after the TT move,
+the captures and promotions (``GEN_NOISY``), and only once no winning capture is left
+the quiet moves (``GEN_QUIET``), appended to the same row and scored then; so a node
+where a capture cuts off never generates or scores its quiet moves.
+
 MVV-LVA (most valuable victim, least valuable attacker) is ``64 * victim - attacker``
 on piece types.  ``pick_next`` does one step of selection sort, so a cutoff after the
 first few moves never pays for sorting the rest.  Each move's score is kept as a key,
