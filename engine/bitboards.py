@@ -13,23 +13,21 @@ The Polyglot Zobrist numbers are laid out for direct indexing by our codes:
 ``zob_piece[piece_code, sq]``, ``zob_castle[rights]`` (xor of the four rights' keys
 for each 4-bit combination), ``zob_ep[file]`` and ``zob_side[0]`` (white to move).
 
-Big tables are passed to kernels inside the ``Tables`` namedtuple rather than read
-as globals, so numba never freezes megabytes into compiled code.
+Big tables are passed to kernels inside the ``Tables`` record rather than read as
+globals, so numba never freezes megabytes into compiled code.
 """
 
 from __future__ import annotations
 
 import os
-from collections import namedtuple
 
 import numpy as np
 
 from engine.defs import BLACK, KING, KNIGHT, PAWN, QUEEN, BISHOP, ROOK, WHITE, U64_ONE, U64_ZERO
-from engine.jit import CACHE_DIR, njit, popcount
+from engine.jit import CACHE_DIR, new_record, njit, popcount
 
-Tables = namedtuple("Tables", ["square", "slider", "rays", "zobrist"])
-"""The lookup tables, four arrays (few arrays keep kernel calls cheap: numba passes
-every array of a namedtuple argument as separate machine arguments):
+Tables = np.record
+"""The lookup tables, four arrays in one record of ``TABLES_DTYPE`` (``engine.jit.new_record``):
 
     square   uint64[12, 64]      per-square rows: SQ_KNIGHT, SQ_KING, SQ_PAWN + colour (attacks),
                                  then the magic-bitboard rows SQ_ROOK_MASK .. SQ_BISHOP_OFFSET
@@ -49,7 +47,17 @@ ZOB_CASTLE, ZOB_EP, ZOB_SIDE = 0, 16, 24  # column offsets within that row
 
 ROOK_DIRECTIONS = np.array([[1, 0], [-1, 0], [0, 1], [0, -1]], dtype=np.int64)
 BISHOP_DIRECTIONS = np.array([[1, 1], [1, -1], [-1, 1], [-1, -1]], dtype=np.int64)
-SLIDER_TABLE_SIZE = 64 * 4096 + 64 * 512  # upper bound; fancy magics use less
+SLIDER_TABLE_SIZE = 64 * 4096 + 64 * 512  # upper bound while the magics are searched
+# Every square's slice holds 2**(its mask's bits) entries, whatever its magic number:
+# 102,400 for the rooks and 5,248 for the bishops.
+SLIDER_ENTRIES = 107_648
+
+TABLES_DTYPE = np.dtype([
+    ("square", np.uint64, (SQ_ROWS, 64)),
+    ("slider", np.uint64, (SLIDER_ENTRIES,)),
+    ("rays", np.uint64, (2, 64, 64)),
+    ("zobrist", np.uint64, (ZOB_EXTRA + 1, 64)),
+], align=True)
 
 
 @njit(inline="always")
@@ -283,7 +291,16 @@ def build_tables() -> Tables:
     zobrist[ZOB_EXTRA, ZOB_CASTLE:ZOB_CASTLE + 16] = castle_keys
     zobrist[ZOB_EXTRA, ZOB_EP:ZOB_EP + 8] = ep_keys
     zobrist[ZOB_EXTRA, ZOB_SIDE] = side_key[0]
-    return Tables(square, slider[:end].copy(), np.stack([between, line]), zobrist)
+    assert end == SLIDER_ENTRIES, end
+    return _tables_record(square=square, slider=slider[:end], rays=np.stack([between, line]), zobrist=zobrist)
+
+
+def _tables_record(**arrays: np.ndarray) -> Tables:
+    """A Tables record holding a copy of each array, by field name."""
+    tab = new_record(TABLES_DTYPE)
+    for name in TABLES_DTYPE.names:
+        tab[name][...] = arrays[name]
+    return tab
 
 
 _TABLES: Tables | None = None
@@ -300,13 +317,13 @@ def tables() -> Tables:
         path = CACHE_DIR / "tables.npz"
         try:
             with np.load(path) as saved:
-                _TABLES = Tables(*(saved[name] for name in Tables._fields))
+                _TABLES = _tables_record(**{name: saved[name] for name in TABLES_DTYPE.names})
         except (OSError, KeyError, ValueError):
             _TABLES = build_tables()
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 tmp = path.with_suffix(f".{os.getpid()}.npz")
-                np.savez(tmp, **_TABLES._asdict())
+                np.savez(tmp, **{name: _TABLES[name] for name in TABLES_DTYPE.names})
                 os.replace(tmp, path)
             except OSError:
                 pass  # a read-only cache only costs start-up time

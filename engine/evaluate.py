@@ -16,21 +16,23 @@ phase (24 with every minor and major piece on the board, 0 with none), fixed mop
 terms drive a lone king to the edge (to the bishop's corner against bishop and
 knight), and the result is returned for the side to move.
 
-The kernels take an ``Evaluator``, a namedtuple of five arrays:
+The kernels take an ``Evaluator``, a record (``EVALUATOR_DTYPE``) of six arrays:
 
-    weights       int32[N_TERMS, 2]        the weight table (read only)
-    trace         int32[2, TRACE_WIDTH]    feature counts per colour, or a (2, 1) dummy
-    attacks       uint64[2, ATTACK_KINDS]  scratch: squares attacked by each colour, by kind
-    pawn_cache    uint64[2**14, 5]         pawn structure by pawn placement (see ``_pawns``)
-    piece_square  int32[2 * 8 * 64 * 2]    material + piece-square weight of (colour, piece
-                                           type, square), mg and eg: ``piece_square_index``
+    weights         int32[N_TERMS, 2]        the weight table (read only)
+    traced          int32[1]                 1 when the kernel records what it counts
+    feature_counts  int32[2, TRACE_WIDTH]    feature counts per colour, when traced
+    attacks         uint64[2, ATTACK_KINDS]  scratch: squares attacked by each colour, by kind
+    pawn_cache      uint64[2**14, 5]         pawn structure by pawn placement (see ``_pawns``)
+    piece_square    int32[2 * 8 * 64 * 2]    material + piece-square weight of (colour, piece
+                                             type, square), mg and eg: ``piece_square_index``
 
-When ``trace`` has ``TRACE_WIDTH`` columns the kernel adds every feature count it
-uses to ``trace[colour, term]`` and stores phase, scale and mop-up after the terms:
+When ``traced`` is set the kernel adds every feature count it uses to
+``feature_counts[colour, term]`` and stores phase, scale and mop-up after the terms:
 ``eval`` prints each feature's contribution from it, and the tuner builds its feature
-matrix from it.  The search passes the dummy; the check costs one predictable branch.
-``attacks`` and ``pawn_cache`` are written, so each searching thread needs its own Evaluator;
-changing the weights needs a new one (the cache and ``piece_square`` hold weighted sums).
+matrix from it.  The search's Evaluator is not traced; the check costs one predictable
+branch.  ``attacks`` and ``pawn_cache`` are written, so each searching thread needs its
+own Evaluator; changing the weights needs a new one (the cache and ``piece_square``
+hold weighted sums).
 
 What is kept rather than recomputed (the "incremental" part of the evaluation):
 the pawn structure, with the pawns' material and piece-square terms, is cached by
@@ -42,7 +44,6 @@ that leaves nothing for updates in make/unmake to win; see the README.
 
 from __future__ import annotations
 
-from collections import namedtuple
 from pathlib import Path
 
 import numpy as np
@@ -51,7 +52,7 @@ from engine.bitboards import bishop_attacks, king_attacks, knight_attacks, rook_
 from engine.defs import (
     BISHOP, FILE_A, FILE_H, KING, KNIGHT, PAWN, QUEEN, ROOK, ST_SIDE, U64_ONE, U64_ZERO,
 )
-from engine.jit import hot_njit, lsb, msb, njit, popcount
+from engine.jit import hot_njit, lsb, msb, new_record, njit, popcount
 
 # ---------------------------------------------------------------------------
 # The term layout
@@ -161,7 +162,6 @@ def _masks() -> tuple[np.ndarray, ...]:
 
 FORWARD_FILE, PASSED_SPAN, ATTACK_SPAN, ADJACENT_FILES, CENTRE_DISTANCE = _masks()
 
-Evaluator = namedtuple("Evaluator", ["weights", "trace", "attacks", "pawn_cache", "piece_square"])
 
 
 @njit(inline="always")
@@ -175,6 +175,16 @@ PAWN_HASH_WHITE = np.uint64(0x9E3779B97F4A7C15)  # odd multipliers spread the bi
 PAWN_HASH_BLACK = np.uint64(0xC2B2AE3D27D4EB4F)
 PAWN_SCORE_OFFSET = 1 << 30
 
+EVALUATOR_DTYPE = np.dtype([
+    ("weights", np.int32, (N_TERMS, 2)),
+    ("traced", np.int32, (1,)),
+    ("feature_counts", np.int32, (2, TRACE_WIDTH)),
+    ("attacks", np.uint64, (2, ATTACK_KINDS)),
+    ("pawn_cache", np.uint64, (1 << PAWN_CACHE_BITS, 5)),
+    ("piece_square", np.int32, (2 * 8 * 64 * 2,)),
+], align=True)
+Evaluator = np.record  # one record of EVALUATOR_DTYPE
+
 
 # ---------------------------------------------------------------------------
 # Kernels
@@ -183,8 +193,8 @@ PAWN_SCORE_OFFSET = 1 << 30
 @njit(inline="always")
 def _term(mg, eg, ev, colour, term, count):
     """Add ``count`` times weight ``term`` to (mg, eg), recording the count when tracing."""
-    if ev.trace.shape[1] == TRACE_WIDTH:
-        ev.trace[colour, term] += count
+    if ev.traced[0] != 0:
+        ev.feature_counts[colour, term] += count
     return mg + count * ev.weights[term, 0], eg + count * ev.weights[term, 1]
 
 
@@ -226,7 +236,7 @@ def _pieces(pos, tab, ev, colour):
     enemy_king = lsb(pos.pieces[KING] & pos.colors[enemy])
     king_zone = king_attacks(tab, enemy_king) | square_bb(enemy_king)
     flip = 0 if colour == 0 else 56
-    tracing = ev.trace.shape[1] == TRACE_WIDTH
+    tracing = ev.traced[0] != 0
     attackers = 0
     for kind in range(A_KNIGHT, A_QUEEN + 1):
         attacks[colour, kind] = U64_ZERO
@@ -386,7 +396,7 @@ def _pawns(pos, ev):
     white = pos.pieces[PAWN] & pos.colors[0]
     black = pos.pieces[PAWN] & pos.colors[1]
     cache = ev.pawn_cache
-    tracing = ev.trace.shape[1] == TRACE_WIDTH
+    tracing = ev.traced[0] != 0
     slot = pawn_slot(pos)
     if not tracing and cache[slot, 0] == white and cache[slot, 1] == black:
         mg = np.int64(cache[slot, 2]) - PAWN_SCORE_OFFSET
@@ -603,10 +613,10 @@ def evaluate_inline(pos, tab, ev):
              + PHASE_ROOK * popcount(p[ROOK]) + PHASE_QUEEN * popcount(p[QUEEN]))
     if phase > MAX_PHASE:
         phase = MAX_PHASE
-    if ev.trace.shape[1] == TRACE_WIDTH:
-        ev.trace[0, TRACE_PHASE] = phase
-        ev.trace[0, TRACE_SCALE] = scale
-        ev.trace[0, TRACE_MOPUP] = mop_up
+    if ev.traced[0] != 0:
+        ev.feature_counts[0, TRACE_PHASE] = phase
+        ev.feature_counts[0, TRACE_SCALE] = scale
+        ev.feature_counts[0, TRACE_MOPUP] = mop_up
     eg = _divide(eg * scale, SCALE_NORMAL) + mop_up
     score = _divide(mg * phase + eg * (MAX_PHASE - phase), MAX_PHASE)
     return score if side == 0 else -score
@@ -646,12 +656,12 @@ def make_evaluator(weights: np.ndarray | None = None, traced: bool = False) -> E
     """An Evaluator over ``weights`` (default: the committed table); ``traced`` records features."""
     if weights is None:
         weights = load_weights()
-    trace = np.zeros((2, TRACE_WIDTH if traced else 1), dtype=np.int32)
-    pawn_cache = np.zeros((1 << PAWN_CACHE_BITS, 5), dtype=np.uint64)
-    pawn_cache[:, 2:4] = PAWN_SCORE_OFFSET  # an empty row reads as the pawnless position: 0
-    weights = np.ascontiguousarray(weights, dtype=np.int32)
-    return Evaluator(weights, trace, np.zeros((2, ATTACK_KINDS), dtype=np.uint64), pawn_cache,
-                     piece_square_table(weights))
+    ev = new_record(EVALUATOR_DTYPE)
+    ev.weights[...] = weights
+    ev.traced[0] = int(traced)
+    ev.pawn_cache[:, 2:4] = PAWN_SCORE_OFFSET  # an empty row reads as the pawnless position: 0
+    ev.piece_square[...] = piece_square_table(ev.weights)
+    return ev
 
 
 def piece_square_table(weights: np.ndarray) -> np.ndarray:
@@ -673,8 +683,8 @@ def piece_square_table(weights: np.ndarray) -> np.ndarray:
 
 
 def trace_position(pos, tab, ev: Evaluator) -> int:
-    """Evaluate with a traced Evaluator after clearing its trace; returns the score."""
-    ev.trace[:] = 0
+    """Evaluate with a traced Evaluator after clearing its feature counts; returns the score."""
+    ev.feature_counts[:] = 0
     return int(evaluate(pos, tab, ev))
 
 
@@ -682,15 +692,15 @@ def explain(board, weights: np.ndarray) -> list[str]:
     """Lines for ``eval``: each feature group's contribution for White and Black, then the blend."""
     ev = make_evaluator(weights, traced=True)
     score = trace_position(board.pos, board.tab, ev)
-    counts = ev.trace[:, :N_TERMS].astype(np.int64)
+    counts = ev.feature_counts[:, :N_TERMS].astype(np.int64)
     groups: dict[str, np.ndarray] = {}
     for term, name in enumerate(TERM_NAMES):
         group = name.split(".")[0].replace("passed", "passed pawns")
         rows = groups.setdefault(group, np.zeros((2, 2), dtype=np.int64))
         rows += counts[:, term:term + 1] * weights[term].astype(np.int64)
-    phase = int(ev.trace[0, TRACE_PHASE])
-    scale = int(ev.trace[0, TRACE_SCALE])
-    mop_up = int(ev.trace[0, TRACE_MOPUP])
+    phase = int(ev.feature_counts[0, TRACE_PHASE])
+    scale = int(ev.feature_counts[0, TRACE_SCALE])
+    mop_up = int(ev.feature_counts[0, TRACE_MOPUP])
     lines = [
         "      Term      |    White    |    Black    |    Total",
         "                |   MG    EG  |   MG    EG  |   MG    EG",

@@ -53,6 +53,7 @@ CACHE_DIR = cache_root() / f"numba-{source_hash()}"
 os.environ["NUMBA_CACHE_DIR"] = str(CACHE_DIR)
 
 import numba  # noqa: E402  (must follow the NUMBA_CACHE_DIR assignment)
+import numpy as np  # noqa: E402
 
 
 def _import_numba_array_support_without_scipy() -> None:
@@ -97,6 +98,18 @@ def hot_njit(*args, **kwargs):
     """
     kwargs["_nrt"] = False
     return njit(*args, **kwargs)
+
+
+def new_record(dtype: np.dtype) -> np.record:
+    """A zeroed record of ``dtype`` whose fields read as arrays (``pos.board``) in Python and in kernels.
+
+    The per-thread state (position, tables, evaluator, search data) is one record each
+    rather than a namedtuple of arrays: numba passes a record as one pointer, where it
+    passes every array of a namedtuple as some seven to eleven machine words.  The
+    recursive search copies its arguments at every node, so that difference is paid at
+    every node.  The record is a view into a one-element array, which it keeps alive.
+    """
+    return np.zeros(1, dtype=dtype).view(np.recarray)[0]
 
 
 @intrinsic

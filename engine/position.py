@@ -1,7 +1,7 @@
 """The position: numpy arrays, the mutation primitives, and make/unmake.
 
-``Position`` is a namedtuple of arrays (numba caches namedtuples of arrays; it
-cannot cache jitclasses):
+``Position`` is a record whose fields are arrays (``POSITION_DTYPE``; numba passes
+it as one pointer and caches kernels that take it, where it cannot cache jitclasses):
 
     board        int8[64]               piece code on each square (0 = empty)
     pieces       uint64[7]              bitboard per piece type, both colours (index 0 unused)
@@ -24,8 +24,6 @@ that just moved two squares: exactly the condition under which Polyglot hashes i
 
 from __future__ import annotations
 
-from collections import namedtuple
-
 import numpy as np
 
 from engine.bitboards import (
@@ -37,31 +35,35 @@ from engine.defs import (
     KNIGHT, NO_SQUARE, PAWN, QUEEN, ROOK, ST_CASTLING, ST_EP, ST_FULLMOVE, ST_HALFMOVE, ST_PLY,
     ST_SIDE, ST_SIZE, U64_ONE, U64_ZERO,
 )
-from engine.jit import hot_njit, lsb, njit
+from engine.jit import hot_njit, lsb, new_record, njit
 from engine.move import CASTLING, EN_PASSANT, PROMOTION, move_from, move_kind, move_promo_type, move_to
 
-Position = namedtuple(
-    "Position", ["board", "pieces", "colors", "state", "history", "keys", "castle_rook", "castle_mask"]
-)
+POSITION_DTYPE = np.dtype([
+    ("board", np.int8, (64,)),
+    ("pieces", np.uint64, (7,)),
+    ("colors", np.uint64, (2,)),
+    ("state", np.int32, (ST_SIZE,)),
+    ("history", np.int32, (GAME_STACK, H_SIZE)),
+    ("keys", np.uint64, (GAME_STACK,)),
+    ("castle_rook", np.int8, (4,)),
+    ("castle_mask", np.int8, (64,)),
+], align=True)
+Position = np.record  # one record of POSITION_DTYPE
 
 
 def empty_position() -> Position:
     """A Position with no pieces and all stacks zeroed."""
-    return Position(
-        board=np.zeros(64, dtype=np.int8),
-        pieces=np.zeros(7, dtype=np.uint64),
-        colors=np.zeros(2, dtype=np.uint64),
-        state=np.zeros(ST_SIZE, dtype=np.int32),
-        history=np.zeros((GAME_STACK, H_SIZE), dtype=np.int32),
-        keys=np.zeros(GAME_STACK, dtype=np.uint64),
-        castle_rook=np.full(4, -1, dtype=np.int8),
-        castle_mask=np.zeros(64, dtype=np.int8),
-    )
+    pos = new_record(POSITION_DTYPE)
+    pos.castle_rook[:] = -1
+    return pos
 
 
 def copy_position(pos: Position) -> Position:
     """A deep copy (every array copied)."""
-    return Position(*(a.copy() for a in pos))
+    copy = new_record(POSITION_DTYPE)
+    for name in POSITION_DTYPE.names:
+        copy[name][...] = pos[name]
+    return copy
 
 
 # ---------------------------------------------------------------------------

@@ -15,7 +15,9 @@ from Python (at the root, ``ply == 0``), and quiescence search is its
 Scores are centipawns from the side to move's point of view; ``MATE - n`` means
 "mate in n plies from the root".  The search is fail-soft.
 
-The per-thread working arrays travel in the ``SearchData`` namedtuple:
+The per-thread working arrays are the fields of one ``SearchData`` record
+(``SEARCH_DATA_DTYPE``); the ``control`` array, K_* stop flag and node limit, is
+shared by every thread of a search and passed on its own:
 
     moves, scores      int32[MAX_PLY + 1, MAX_MOVES]  move list and ordering keys per ply (``moveorder``)
     quiets             int32[MAX_PLY + 1, 64]          quiet moves tried per ply (history malus)
@@ -32,7 +34,6 @@ The per-thread working arrays travel in the ``SearchData`` namedtuple:
     root_info          int64[2]                        ROOT_COUNT, ROOT_PV_START (MultiPV line)
     counters           int64[20]                       C_* statistics (nodes, seldepth, ...), then the
                                                        cutoff table from C_CUTOFFS (see ``cutoff_slot``)
-    control            int64[4]                        K_* shared control: stop flag, node limit
     reductions         int32[64, 64]                   late-move reduction by depth and move number
     config             int32[14]                       CFG_* switches (all on in play) and Syzygy settings
 
@@ -53,7 +54,7 @@ from engine.defs import (
     ST_SIDE, U64_ZERO,
 )
 from engine.evaluate import PAWN_CACHE_BITS, evaluate, evaluate_inline, pawn_slot
-from engine.jit import hot_njit, njit, popcount
+from engine.jit import hot_njit, new_record, njit, popcount
 from engine.move import PROMOTION, move_from, move_kind, move_promo_type, move_to
 from engine.moveorder import (
     HISTORY_MAX, SCORE_GOOD_CAPTURE, SEE_VALUE, captured_type, is_capture, key_score, order_key, pick_next,
@@ -113,7 +114,7 @@ C_NODES, C_SELDEPTH, C_TBHITS, C_NMP_GUARD = 0, 1, 2, 3
 C_CUTOFFS = 4                # beta cutoffs by remaining depth (1, 2, 3, 4+), TT move or not, first move or not
 CUTOFF_DEPTHS = 4
 COUNTERS_SIZE = C_CUTOFFS + CUTOFF_DEPTHS * 4
-# Layout of SearchData.control (shared by threads)
+# Layout of the control array (shared by threads)
 K_STOP, K_NODE_LIMIT = 0, 1
 # Layout of SearchData.root_info
 ROOT_COUNT, ROOT_PV_START = 0, 1
@@ -137,11 +138,27 @@ SEARCH_STEPS = {
 }
 CONFIG_SIZE = 14
 
-SearchData = namedtuple(
-    "SearchData",
-    ["moves", "scores", "quiets", "killers", "history", "counter_moves", "correction", "pv", "pv_len", "static_eval",
-     "excluded", "root_moves", "root_scores", "root_info", "counters", "control", "reductions", "config"],
-)
+SEARCH_DATA_FIELDS = [
+    ("moves", np.int32, (MAX_PLY + 1, MAX_MOVES)),
+    ("scores", np.int32, (MAX_PLY + 1, MAX_MOVES)),
+    ("quiets", np.int32, (MAX_PLY + 1, 64)),
+    ("killers", np.int32, (MAX_PLY + 2, 2)),
+    ("history", np.int32, (2, 4096)),
+    ("counter_moves", np.int32, (16, 64)),
+    ("correction", np.int32, (2, 1 << PAWN_CACHE_BITS)),
+    ("pv", np.int32, (MAX_PLY + 1, MAX_PLY + 1)),
+    ("pv_len", np.int32, (MAX_PLY + 1,)),
+    ("static_eval", np.int32, (MAX_PLY + 2,)),
+    ("excluded", np.int32, (MAX_PLY + 2,)),
+    ("root_moves", np.int32, (MAX_MOVES,)),
+    ("root_scores", np.int32, (MAX_MOVES,)),
+    ("root_info", np.int64, (2,)),
+    ("counters", np.int64, (COUNTERS_SIZE,)),
+    ("reductions", np.int32, (64, 64)),
+    ("config", np.int32, (CONFIG_SIZE,)),
+]
+SEARCH_DATA_DTYPE = np.dtype(SEARCH_DATA_FIELDS, align=True)
+SearchData = np.record  # one record of SEARCH_DATA_DTYPE; its fields read as arrays (``sd.killers``)
 
 
 def reduction_table() -> np.ndarray:
@@ -153,31 +170,12 @@ def reduction_table() -> np.ndarray:
     return table
 
 
-def new_search_data(control: np.ndarray | None = None) -> SearchData:
-    """Fresh working arrays for one search thread (``control`` may be shared)."""
-    rows = MAX_PLY + 1
-    if control is None:
-        control = np.zeros(4, dtype=np.int64)
-    return SearchData(
-        moves=np.zeros((rows, MAX_MOVES), dtype=np.int32),
-        scores=np.zeros((rows, MAX_MOVES), dtype=np.int32),
-        quiets=np.zeros((rows, 64), dtype=np.int32),
-        killers=np.zeros((MAX_PLY + 2, 2), dtype=np.int32),
-        history=np.zeros((2, 4096), dtype=np.int32),
-        counter_moves=np.zeros((16, 64), dtype=np.int32),
-        correction=np.zeros((2, 1 << PAWN_CACHE_BITS), dtype=np.int32),
-        pv=np.zeros((rows, rows), dtype=np.int32),
-        pv_len=np.zeros(rows, dtype=np.int32),
-        static_eval=np.zeros(MAX_PLY + 2, dtype=np.int32),
-        excluded=np.zeros(MAX_PLY + 2, dtype=np.int32),
-        root_moves=np.zeros(MAX_MOVES, dtype=np.int32),
-        root_scores=np.zeros(MAX_MOVES, dtype=np.int32),
-        root_info=np.zeros(2, dtype=np.int64),
-        counters=np.zeros(COUNTERS_SIZE, dtype=np.int64),
-        control=control,
-        reductions=reduction_table(),
-        config=_default_config(),
-    )
+def new_search_data() -> SearchData:
+    """Fresh working arrays for one search thread, in one record (see ``new_record``)."""
+    sd = new_record(SEARCH_DATA_DTYPE)
+    sd.reductions[:] = reduction_table()
+    sd.config[:] = _default_config()
+    return sd
 
 
 def _default_config() -> np.ndarray:
@@ -265,7 +263,7 @@ def add_quiet_moves(pos, tab, sd, ply, count, tt_move, killer1, killer2, counter
 
 
 @hot_njit
-def search(pos, tab, tt, sd, ev, tb, scratch, alpha, beta, depth, ply):
+def search(pos, tab, tt, sd, control, ev, tb, scratch, alpha, beta, depth, ply):
     """Score of the position searched ``depth`` plies deep within (alpha, beta); root at ply 0."""
     config = sd.config
     counters = sd.counters
@@ -277,10 +275,10 @@ def search(pos, tab, tt, sd, ev, tb, scratch, alpha, beta, depth, ply):
     counters[C_NODES] += 1
     if ply > counters[C_SELDEPTH]:
         counters[C_SELDEPTH] = ply
-    if sd.control[K_STOP] != 0:
+    if control[K_STOP] != 0:
         return 0
-    if sd.control[K_NODE_LIMIT] > 0 and counters[C_NODES] >= sd.control[K_NODE_LIMIT]:
-        sd.control[K_STOP] = 1
+    if control[K_NODE_LIMIT] > 0 and counters[C_NODES] >= control[K_NODE_LIMIT]:
+        control[K_STOP] = 1
         return 0
     if ply >= MAX_PLY - 1:
         return evaluate(pos, tab, ev)
@@ -408,9 +406,9 @@ def search(pos, tab, tt, sd, ev, tb, scratch, alpha, beta, depth, ply):
             tt_prefetch(tt, pos.keys[pos.state[ST_PLY]])
             # depth (<= 0) is passed on, not a literal 0: a literal argument would type a
             # second overload of this recursive kernel, which numba's cache cannot reload.
-            score = -search(pos, tab, tt, sd, ev, tb, scratch, -beta, -alpha, depth, ply + 1)
+            score = -search(pos, tab, tt, sd, control, ev, tb, scratch, -beta, -alpha, depth, ply + 1)
             unmake_move(pos, tab)
-            if sd.control[K_STOP] != 0:
+            if control[K_STOP] != 0:
                 return 0
             if score > best:
                 best = score
@@ -453,9 +451,9 @@ def search(pos, tab, tt, sd, ev, tb, scratch, alpha, beta, depth, ply):
         r = NMP_BASE_REDUCTION + depth // NMP_DEPTH_DIVISOR + min((eval_estimate - beta) // NMP_EVAL_DIVISOR, 3)
         make_null_move(pos, tab)
         tt_prefetch(tt, pos.keys[pos.state[ST_PLY]])
-        score = -search(pos, tab, tt, sd, ev, tb, scratch, -beta, -beta + 1, depth - 1 - r, ply + 1)
+        score = -search(pos, tab, tt, sd, control, ev, tb, scratch, -beta, -beta + 1, depth - 1 - r, ply + 1)
         unmake_null_move(pos, tab)
-        if sd.control[K_STOP] != 0:
+        if control[K_STOP] != 0:
             return 0
         if score >= beta:
             if score >= MATE_IN_MAX_PLY:
@@ -464,7 +462,7 @@ def search(pos, tab, tt, sd, ev, tb, scratch, alpha, beta, depth, ply):
                 return score
             # Verification search (zugzwang guard): the same node without null moves near here.
             counters[C_NMP_GUARD] = ply + 3 * (depth - r) // 4
-            verified = search(pos, tab, tt, sd, ev, tb, scratch, beta - 1, beta, depth - r, ply)
+            verified = search(pos, tab, tt, sd, control, ev, tb, scratch, beta - 1, beta, depth - r, ply)
             counters[C_NMP_GUARD] = 0
             if verified >= beta:
                 return score
@@ -581,9 +579,9 @@ def search(pos, tab, tt, sd, ev, tb, scratch, alpha, beta, depth, ply):
                 and tt_depth >= depth - 3 and tt_bound != BOUND_UPPER and abs(tt_score) < MATE_IN_MAX_PLY):
             singular_beta = tt_score - SINGULAR_MARGIN * depth
             sd.excluded[ply] = move
-            score = search(pos, tab, tt, sd, ev, tb, scratch, singular_beta - 1, singular_beta, (depth - 1) // 2, ply)
+            score = search(pos, tab, tt, sd, control, ev, tb, scratch, singular_beta - 1, singular_beta, (depth - 1) // 2, ply)
             sd.excluded[ply] = 0
-            if sd.control[K_STOP] != 0:
+            if control[K_STOP] != 0:
                 return 0
             if score < singular_beta:
                 extension = 1
@@ -600,7 +598,7 @@ def search(pos, tab, tt, sd, ev, tb, scratch, alpha, beta, depth, ply):
 
         # Step 15. Principal variation search with late-move reductions.
         if moves_searched == 0:
-            score = -search(pos, tab, tt, sd, ev, tb, scratch, -beta, -alpha, new_depth, ply + 1)
+            score = -search(pos, tab, tt, sd, control, ev, tb, scratch, -beta, -alpha, new_depth, ply + 1)
         else:
             reduction = 0
             if (config[CFG_REDUCTIONS] and depth >= LMR_MIN_DEPTH and moves_searched >= LMR_MIN_MOVES
@@ -618,13 +616,13 @@ def search(pos, tab, tt, sd, ev, tb, scratch, alpha, beta, depth, ply):
                     reduction = 0
                 if reduction > new_depth - 1:
                     reduction = max(new_depth - 1, 0)
-            score = -search(pos, tab, tt, sd, ev, tb, scratch, -alpha - 1, -alpha, new_depth - reduction, ply + 1)
+            score = -search(pos, tab, tt, sd, control, ev, tb, scratch, -alpha - 1, -alpha, new_depth - reduction, ply + 1)
             if score > alpha and reduction > 0:
-                score = -search(pos, tab, tt, sd, ev, tb, scratch, -alpha - 1, -alpha, new_depth, ply + 1)
+                score = -search(pos, tab, tt, sd, control, ev, tb, scratch, -alpha - 1, -alpha, new_depth, ply + 1)
             if score > alpha and score < beta:
-                score = -search(pos, tab, tt, sd, ev, tb, scratch, -beta, -alpha, new_depth, ply + 1)
+                score = -search(pos, tab, tt, sd, control, ev, tb, scratch, -beta, -alpha, new_depth, ply + 1)
         unmake_move(pos, tab)
-        if sd.control[K_STOP] != 0:
+        if control[K_STOP] != 0:
             return 0
         moves_searched += 1
         if quiet and quiets_tried < 64:

@@ -146,7 +146,7 @@ class Searcher:
 
     def __init__(self, hash_mb: int = 16) -> None:
         self.control = np.zeros(4, dtype=np.int64)
-        self.sd = new_search_data(self.control)
+        self.sd = new_search_data()
         self.tt = new_table(hash_mb)
         self.ev = make_evaluator()  # one per searching thread (scratch attack maps)
         self.multipv = 1
@@ -191,7 +191,7 @@ class Searcher:
         """Search with ``count`` threads: this one and ``count - 1`` helpers (not while searching)."""
         count = max(1, min(count, MAX_THREADS))
         while len(self.helpers) < count - 1:
-            self.helpers.append(Helper(new_search_data(self.control), make_evaluator(), make_scratch()))
+            self.helpers.append(Helper(new_search_data(), make_evaluator(), make_scratch()))
         del self.helpers[count - 1:]
 
     def new_game(self) -> None:
@@ -411,7 +411,8 @@ class Searcher:
             alpha, beta = -INFINITE, INFINITE
         while True:
             sd.root_scores[pv_index:count] = -INFINITE
-            score = int(search(board.pos, board.tab, self.tt, sd, ev, self.tb_tables, scratch, alpha, beta, depth, 0))
+            score = int(search(board.pos, board.tab, self.tt, sd, self.control, ev, self.tb_tables, scratch, alpha, beta,
+                                depth, 0))
             if self.control[K_STOP]:
                 if sd is self.sd and sd.pv_len[0] > 0:  # a root move finished above alpha
                     self._partial = self._root_line(sd, count)

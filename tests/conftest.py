@@ -25,7 +25,7 @@ KIWIPETE = "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1
 
 def snapshot(pos) -> dict[str, np.ndarray]:
     """A copy of every array of a Position, by field name."""
-    return {name: getattr(pos, name).copy() for name in pos._fields}
+    return {name: getattr(pos, name).copy() for name in pos.dtype.names}
 
 
 def assert_restored(before: dict[str, np.ndarray], pos, ply: int, context: str = "") -> None:

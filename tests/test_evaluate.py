@@ -32,7 +32,7 @@ def counts(fen: str) -> np.ndarray:
     board = Board(fen)
     ev = make_evaluator(WEIGHTS, traced=True)
     trace_position(board.pos, board.tab, ev)
-    return ev.trace[:, :E.N_TERMS].copy()
+    return ev.feature_counts[:, :E.N_TERMS].copy()
 
 
 def contribution(fen: str, term: int) -> float:
@@ -40,8 +40,8 @@ def contribution(fen: str, term: int) -> float:
     board = Board(fen)
     ev = make_evaluator(WEIGHTS, traced=True)
     trace_position(board.pos, board.tab, ev)
-    phase = ev.trace[0, E.TRACE_PHASE]
-    diff = int(ev.trace[0, term]) - int(ev.trace[1, term])
+    phase = ev.feature_counts[0, E.TRACE_PHASE]
+    diff = int(ev.feature_counts[0, term]) - int(ev.feature_counts[1, term])
     return diff * (WEIGHTS[term, 0] * phase + WEIGHTS[term, 1] * (24 - phase)) / 24
 
 
@@ -65,8 +65,8 @@ def test_trace_reproduces_the_score() -> None:
         board = Board(fen)
         ev = make_evaluator(WEIGHTS, traced=True)
         score = trace_position(board.pos, board.tab, ev)
-        x = ev.trace[0, :E.N_TERMS].astype(np.int64) - ev.trace[1, :E.N_TERMS]
-        phase, scale, mop_up = (int(v) for v in ev.trace[0, E.TRACE_PHASE:E.TRACE_MOPUP + 1])
+        x = ev.feature_counts[0, :E.N_TERMS].astype(np.int64) - ev.feature_counts[1, :E.N_TERMS]
+        phase, scale, mop_up = (int(v) for v in ev.feature_counts[0, E.TRACE_PHASE:E.TRACE_MOPUP + 1])
         mg, eg = int(x @ WEIGHTS[:, 0]), int(x @ WEIGHTS[:, 1])
         eg = E._divide(eg * scale, 64) + mop_up
         white = E._divide(mg * phase + eg * (24 - phase), 24)

@@ -42,8 +42,9 @@ def alpha_beta_root(board: Board, depth: int) -> tuple[int, int]:
     sd.root_moves[: len(moves)] = moves
     sd.root_info[ROOT_COUNT] = len(moves)
     sd.root_info[ROOT_PV_START] = 0
-    score = search(board.pos, board.tab, new_table(1), sd, make_evaluator(), empty_tablebases(), make_scratch(),
-                   -INFINITE, INFINITE, depth, 0)
+    control = np.zeros(4, dtype=np.int64)
+    score = search(board.pos, board.tab, new_table(1), sd, control, make_evaluator(), empty_tablebases(),
+                   make_scratch(), -INFINITE, INFINITE, depth, 0)
     return int(score), int(sd.counters[C_NODES])
 
 

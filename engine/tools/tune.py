@@ -65,10 +65,10 @@ def feature_matrix(fens: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray,
     for i, fen in enumerate(tqdm(fens, desc="tracing", unit="pos", mininterval=1.0)):
         board = Board(fen)
         trace_position(board.pos, board.tab, ev)
-        X[i] = ev.trace[0, :N_TERMS] - ev.trace[1, :N_TERMS]
-        phase[i] = ev.trace[0, TRACE_PHASE]
-        scale[i] = ev.trace[0, TRACE_SCALE]
-        mop_up[i] = ev.trace[0, TRACE_MOPUP]
+        X[i] = ev.feature_counts[0, :N_TERMS] - ev.feature_counts[1, :N_TERMS]
+        phase[i] = ev.feature_counts[0, TRACE_PHASE]
+        scale[i] = ev.feature_counts[0, TRACE_SCALE]
+        mop_up[i] = ev.feature_counts[0, TRACE_MOPUP]
     return X, phase, scale, mop_up
 
 
