@@ -17,7 +17,8 @@ Scores are centipawns from the side to move's point of view; ``MATE - n`` means
 
 The per-thread working arrays are the fields of one ``SearchData`` record
 (``SEARCH_DATA_DTYPE``); the ``control`` array, K_* stop flag and node limit, is
-shared by every thread of a search and passed on its own:
+shared by every thread of a search and passed on its own, and the Syzygy tables come
+packed in one array (``engine.syzygy.pack_tablebases``), unpacked only to probe:
 
     moves, scores      int32[MAX_PLY + 1, MAX_MOVES]  move list and ordering keys per ply (``moveorder``)
     quiets             int32[MAX_PLY + 1, 64]          quiet moves tried per ply (history malus)
@@ -61,7 +62,7 @@ from engine.moveorder import (
     score_captures, score_moves, see_ge,
 )
 from engine.movegen import GEN_NOISY, GEN_QUIET, generate_moves, is_legal_move
-from engine.syzygy import TB_FAIL, probe_wdl
+from engine.syzygy import TB_FAIL, probe_wdl, unpack_tablebases
 from engine.position import (
     check_squares, gives_check_fast, in_check, make_move, make_null_move, unmake_move, unmake_null_move,
 )
@@ -263,7 +264,7 @@ def add_quiet_moves(pos, tab, sd, ply, count, tt_move, killer1, killer2, counter
 
 
 @hot_njit
-def search(pos, tab, tt, sd, control, ev, tb, scratch, alpha, beta, depth, ply):
+def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth, ply):
     """Score of the position searched ``depth`` plies deep within (alpha, beta); root at ply 0."""
     config = sd.config
     counters = sd.counters
@@ -332,7 +333,7 @@ def search(pos, tab, tt, sd, control, ev, tb, scratch, alpha, beta, depth, ply):
             and pos.state[ST_CASTLING] == 0 and ply < MAX_PLY - TB_PLY_MARGIN):
         pieces = popcount(pos.colors[0] | pos.colors[1])
         if pieces < tb_pieces or (pieces == tb_pieces and depth >= config[CFG_TB_DEPTH]):
-            wdl = probe_wdl(tb, pos, tab, scratch)
+            wdl = probe_wdl(unpack_tablebases(tb_packed), pos, tab, scratch)
             if wdl != TB_FAIL:
                 counters[C_TBHITS] += 1
                 draw_band = 1 if config[CFG_TB_RULE50] else 0  # cursed wins / blessed losses
@@ -406,7 +407,7 @@ def search(pos, tab, tt, sd, control, ev, tb, scratch, alpha, beta, depth, ply):
             tt_prefetch(tt, pos.keys[pos.state[ST_PLY]])
             # depth (<= 0) is passed on, not a literal 0: a literal argument would type a
             # second overload of this recursive kernel, which numba's cache cannot reload.
-            score = -search(pos, tab, tt, sd, control, ev, tb, scratch, -beta, -alpha, depth, ply + 1)
+            score = -search(pos, tab, tt, sd, control, ev, tb_packed, scratch, -beta, -alpha, depth, ply + 1)
             unmake_move(pos, tab)
             if control[K_STOP] != 0:
                 return 0
@@ -451,7 +452,7 @@ def search(pos, tab, tt, sd, control, ev, tb, scratch, alpha, beta, depth, ply):
         r = NMP_BASE_REDUCTION + depth // NMP_DEPTH_DIVISOR + min((eval_estimate - beta) // NMP_EVAL_DIVISOR, 3)
         make_null_move(pos, tab)
         tt_prefetch(tt, pos.keys[pos.state[ST_PLY]])
-        score = -search(pos, tab, tt, sd, control, ev, tb, scratch, -beta, -beta + 1, depth - 1 - r, ply + 1)
+        score = -search(pos, tab, tt, sd, control, ev, tb_packed, scratch, -beta, -beta + 1, depth - 1 - r, ply + 1)
         unmake_null_move(pos, tab)
         if control[K_STOP] != 0:
             return 0
@@ -462,7 +463,7 @@ def search(pos, tab, tt, sd, control, ev, tb, scratch, alpha, beta, depth, ply):
                 return score
             # Verification search (zugzwang guard): the same node without null moves near here.
             counters[C_NMP_GUARD] = ply + 3 * (depth - r) // 4
-            verified = search(pos, tab, tt, sd, control, ev, tb, scratch, beta - 1, beta, depth - r, ply)
+            verified = search(pos, tab, tt, sd, control, ev, tb_packed, scratch, beta - 1, beta, depth - r, ply)
             counters[C_NMP_GUARD] = 0
             if verified >= beta:
                 return score
@@ -579,7 +580,8 @@ def search(pos, tab, tt, sd, control, ev, tb, scratch, alpha, beta, depth, ply):
                 and tt_depth >= depth - 3 and tt_bound != BOUND_UPPER and abs(tt_score) < MATE_IN_MAX_PLY):
             singular_beta = tt_score - SINGULAR_MARGIN * depth
             sd.excluded[ply] = move
-            score = search(pos, tab, tt, sd, control, ev, tb, scratch, singular_beta - 1, singular_beta, (depth - 1) // 2, ply)
+            score = search(pos, tab, tt, sd, control, ev, tb_packed, scratch, singular_beta - 1, singular_beta,
+                           (depth - 1) // 2, ply)
             sd.excluded[ply] = 0
             if control[K_STOP] != 0:
                 return 0
@@ -598,7 +600,7 @@ def search(pos, tab, tt, sd, control, ev, tb, scratch, alpha, beta, depth, ply):
 
         # Step 15. Principal variation search with late-move reductions.
         if moves_searched == 0:
-            score = -search(pos, tab, tt, sd, control, ev, tb, scratch, -beta, -alpha, new_depth, ply + 1)
+            score = -search(pos, tab, tt, sd, control, ev, tb_packed, scratch, -beta, -alpha, new_depth, ply + 1)
         else:
             reduction = 0
             if (config[CFG_REDUCTIONS] and depth >= LMR_MIN_DEPTH and moves_searched >= LMR_MIN_MOVES
@@ -616,11 +618,11 @@ def search(pos, tab, tt, sd, control, ev, tb, scratch, alpha, beta, depth, ply):
                     reduction = 0
                 if reduction > new_depth - 1:
                     reduction = max(new_depth - 1, 0)
-            score = -search(pos, tab, tt, sd, control, ev, tb, scratch, -alpha - 1, -alpha, new_depth - reduction, ply + 1)
+            score = -search(pos, tab, tt, sd, control, ev, tb_packed, scratch, -alpha - 1, -alpha, new_depth - reduction, ply + 1)
             if score > alpha and reduction > 0:
-                score = -search(pos, tab, tt, sd, control, ev, tb, scratch, -alpha - 1, -alpha, new_depth, ply + 1)
+                score = -search(pos, tab, tt, sd, control, ev, tb_packed, scratch, -alpha - 1, -alpha, new_depth, ply + 1)
             if score > alpha and score < beta:
-                score = -search(pos, tab, tt, sd, control, ev, tb, scratch, -beta, -alpha, new_depth, ply + 1)
+                score = -search(pos, tab, tt, sd, control, ev, tb_packed, scratch, -beta, -alpha, new_depth, ply + 1)
         unmake_move(pos, tab)
         if control[K_STOP] != 0:
             return 0

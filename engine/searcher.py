@@ -39,7 +39,7 @@ from engine.search import (
     K_NODE_LIMIT, K_STOP,
     ROOT_COUNT, ROOT_PV_START, SearchData, age_history, clear_heuristics, new_search_data, search, tt_move_of,
 )
-from engine.syzygy import empty_tablebases, make_scratch
+from engine.syzygy import SyzygyTables, empty_tablebases, make_scratch, pack_tablebases
 from engine.timeman import Limits, allocate
 from engine.tt import MATE, MATE_IN_MAX_PLY, clear_table, hashfull, new_table
 
@@ -200,6 +200,16 @@ class Searcher:
         clear_heuristics(self.sd)
         for helper in self.helpers:
             clear_heuristics(helper.sd)
+
+    @property
+    def tb_tables(self) -> SyzygyTables:
+        """Our numba WDL prober's tables, for probes inside the search."""
+        return self._tb_tables
+
+    @tb_tables.setter
+    def tb_tables(self, tables: SyzygyTables) -> None:
+        self._tb_tables = tables
+        self._tb_packed = pack_tablebases(tables)  # the search's form of them
 
     def nodes(self) -> int:
         """Nodes searched so far by every thread."""
@@ -411,7 +421,7 @@ class Searcher:
             alpha, beta = -INFINITE, INFINITE
         while True:
             sd.root_scores[pv_index:count] = -INFINITE
-            score = int(search(board.pos, board.tab, self.tt, sd, self.control, ev, self.tb_tables, scratch, alpha, beta,
+            score = int(search(board.pos, board.tab, self.tt, sd, self.control, ev, self._tb_packed, scratch, alpha, beta,
                                 depth, 0))
             if self.control[K_STOP]:
                 if sd is self.sd and sd.pv_len[0] > 0:  # a root move finished above alpha

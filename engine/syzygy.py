@@ -1192,6 +1192,64 @@ def _pack(tables: list[_ParsedTable], arrays: list[np.ndarray]) -> SyzygyTables:
     )
 
 
+# The search's form of the tables: one uint8 array.  A namedtuple argument costs the
+# recursive search some hundred machine words at every node (see ``engine.jit.new_record``);
+# the search needs the tables only when it probes, and then unpacks this array into
+# views.  Layout: a header int64[N_TB_FIELDS, 2] of (byte offset, byte length) per
+# field, then each field's bytes from an 8-byte boundary.
+TB_FIELD_DTYPES = (np.int64, np.int64, np.int32, np.int64, np.int64, np.int32,
+                   np.int8, np.int8, np.int64, np.int64, np.int32, np.uint64)
+N_TB_FIELDS = len(TB_FIELD_DTYPES)
+TB_HEADER_BYTES = N_TB_FIELDS * 2 * 8
+
+
+def pack_tablebases(tb: SyzygyTables) -> np.ndarray:
+    """The tables as one uint8 array for the search (``unpack_tablebases`` reads it)."""
+    header = np.zeros((N_TB_FIELDS, 2), dtype=np.int64)
+    chunks, offset = [], TB_HEADER_BYTES
+    for field, (array, dtype) in enumerate(zip(tb, TB_FIELD_DTYPES)):
+        data = np.ascontiguousarray(array, dtype=dtype).view(np.uint8).ravel()
+        header[field] = (offset, data.size)
+        chunks.append(data)
+        offset += -(-data.size // 8) * 8
+    blob = np.zeros(offset, dtype=np.uint8)
+    blob[:TB_HEADER_BYTES] = header.view(np.uint8).ravel()
+    for field, data in enumerate(chunks):
+        blob[header[field, 0]:header[field, 0] + data.size] = data
+    return blob
+
+
+@hot_njit(inline="always")
+def _tb_field(blob, header, field):
+    """The bytes of one field of a packed table set."""
+    return blob[header[field, 0]:header[field, 0] + header[field, 1]]
+
+
+@hot_njit(inline="always")
+def unpack_tablebases(blob):
+    """``SyzygyTables`` of views into an array from ``pack_tablebases`` (nothing is copied)."""
+    header = blob[:TB_HEADER_BYTES].view(np.int64).reshape((N_TB_FIELDS, 2))
+    table_info = _tb_field(blob, header, 5).view(np.int32)
+    sub_pieces = _tb_field(blob, header, 6).view(np.int8)
+    sub_norm = _tb_field(blob, header, 7).view(np.int8)
+    sub_factor = _tb_field(blob, header, 8).view(np.int64)
+    sub_param = _tb_field(blob, header, 9).view(np.int64)
+    return SyzygyTables(
+        _tb_field(blob, header, 0).view(np.int64),
+        _tb_field(blob, header, 1).view(np.int64),
+        _tb_field(blob, header, 2).view(np.int32),
+        _tb_field(blob, header, 3).view(np.int64),
+        _tb_field(blob, header, 4).view(np.int64),
+        table_info.reshape((table_info.shape[0] // TI_SIZE, TI_SIZE)),
+        sub_pieces.reshape((sub_pieces.shape[0] // MAX_SLOTS, MAX_SLOTS)),
+        sub_norm.reshape((sub_norm.shape[0] // MAX_SLOTS, MAX_SLOTS)),
+        sub_factor.reshape((sub_factor.shape[0] // MAX_SLOTS, MAX_SLOTS)),
+        sub_param.reshape((sub_param.shape[0] // SP_SIZE, SP_SIZE)),
+        _tb_field(blob, header, 10).view(np.int32),
+        _tb_field(blob, header, 11).view(np.uint64),
+    )
+
+
 def load_tablebases(paths: str | os.PathLike | list) -> tuple[SyzygyTables, int, list[str]]:
     """Map every ``*.rtbw`` under the given directories (``:``/``;``-separated string or list).
 

@@ -14,7 +14,7 @@ import pytest
 
 from engine.bench import BENCH_POSITIONS
 from engine.board import Board
-from engine.syzygy import empty_tablebases, make_scratch
+from engine.syzygy import empty_tablebases, make_scratch, pack_tablebases
 from engine.evaluate import make_evaluator
 from engine.minimax import minimax
 from engine.moveorder import (
@@ -43,8 +43,9 @@ def alpha_beta_root(board: Board, depth: int) -> tuple[int, int]:
     sd.root_info[ROOT_COUNT] = len(moves)
     sd.root_info[ROOT_PV_START] = 0
     control = np.zeros(4, dtype=np.int64)
-    score = search(board.pos, board.tab, new_table(1), sd, control, make_evaluator(), empty_tablebases(),
-                   make_scratch(), -INFINITE, INFINITE, depth, 0)
+    tablebases = pack_tablebases(empty_tablebases())
+    score = search(board.pos, board.tab, new_table(1), sd, control, make_evaluator(), tablebases, make_scratch(),
+                   -INFINITE, INFINITE, depth, 0)
     return int(score), int(sd.counters[C_NODES])
 
 
