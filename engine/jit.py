@@ -103,9 +103,9 @@ def hot_njit(*args, **kwargs):
 def new_record(dtype: np.dtype) -> np.record:
     """A zeroed record of ``dtype`` whose fields read as arrays (``pos.board``) in Python and in kernels.
 
-    The per-thread state (position, tables, evaluator, search data) is one record each
-    rather than a namedtuple of arrays: numba passes a record as one pointer, where it
-    passes every array of a namedtuple as some seven to eleven machine words.  The
+    The position, the lookup tables, the evaluator and the search data are one record
+    each rather than a namedtuple of arrays: numba passes a record as one pointer, where
+    it passes every array of a namedtuple as seven to eleven machine words.  The
     recursive search copies its arguments at every node, so that difference is paid at
     every node.  The record is a view into a one-element array, which it keeps alive.
     """
