@@ -292,15 +292,8 @@ def build_tables() -> Tables:
     zobrist[ZOB_EXTRA, ZOB_EP:ZOB_EP + 8] = ep_keys
     zobrist[ZOB_EXTRA, ZOB_SIDE] = side_key[0]
     assert end == SLIDER_ENTRIES, end
-    return _tables_record(square=square, slider=slider[:end], rays=np.stack([between, line]), zobrist=zobrist)
-
-
-def _tables_record(**arrays: np.ndarray) -> Tables:
-    """A Tables record holding a copy of each array, by field name."""
-    tab = new_record(TABLES_DTYPE)
-    for name in TABLES_DTYPE.names:
-        tab[name][...] = arrays[name]
-    return tab
+    return new_record(TABLES_DTYPE, square=square, slider=slider[:end], rays=np.stack([between, line]),
+                      zobrist=zobrist)
 
 
 _TABLES: Tables | None = None
@@ -317,7 +310,7 @@ def tables() -> Tables:
         path = CACHE_DIR / "tables.npz"
         try:
             with np.load(path) as saved:
-                _TABLES = _tables_record(**{name: saved[name] for name in TABLES_DTYPE.names})
+                _TABLES = new_record(TABLES_DTYPE, **{name: saved[name] for name in TABLES_DTYPE.names})
         except (OSError, KeyError, ValueError):
             _TABLES = build_tables()
             try:

@@ -100,8 +100,10 @@ def hot_njit(*args, **kwargs):
     return njit(*args, **kwargs)
 
 
-def new_record(dtype: np.dtype) -> np.record:
-    """A zeroed record of ``dtype`` whose fields read as arrays (``pos.board``) in Python and in kernels.
+def new_record(dtype: np.dtype, **fields: np.ndarray) -> np.record:
+    """A record of ``dtype`` whose fields read as arrays (``pos.board``) in Python and in kernels.
+
+    Fields named in ``fields`` start as a copy of the array given; the others are zero.
 
     The position, the lookup tables, the evaluator and the search data are one record
     each rather than a namedtuple of arrays: numba passes a record as one pointer, where
@@ -109,7 +111,10 @@ def new_record(dtype: np.dtype) -> np.record:
     recursive search copies its arguments at every node, so that difference is paid at
     every node.  The record is a view into a one-element array, which it keeps alive.
     """
-    return np.zeros(1, dtype=dtype).view(np.recarray)[0]
+    record = np.zeros(1, dtype=dtype).view(np.recarray)[0]
+    for name, array in fields.items():
+        record[name][...] = array
+    return record
 
 
 @intrinsic

@@ -60,10 +60,7 @@ def empty_position() -> Position:
 
 def copy_position(pos: Position) -> Position:
     """A deep copy (every array copied)."""
-    copy = new_record(POSITION_DTYPE)
-    for name in POSITION_DTYPE.names:
-        copy[name][...] = pos[name]
-    return copy
+    return new_record(POSITION_DTYPE, **{name: pos[name] for name in POSITION_DTYPE.names})
 
 
 # ---------------------------------------------------------------------------
