@@ -6,7 +6,7 @@ order (highest score first):
     TT move                            SCORE_TT
     good captures and queen promotions SCORE_GOOD_CAPTURE + MVV-LVA  (SEE >= 0)
     killer 1, killer 2, countermove    SCORE_KILLER1 / SCORE_KILLER2 / SCORE_COUNTER
-    quiet moves                        history score (|h| < HISTORY_MAX)
+    quiet moves                        butterfly plus continuation history (each |h| < HISTORY_MAX)
     losing captures                    SCORE_BAD_CAPTURE + MVV-LVA   (SEE < 0)
     under-promotions                   SCORE_UNDERPROMOTION
 
@@ -48,7 +48,7 @@ HISTORY_MAX = 16384
 INDEX_BITS = 8  # a key keeps its move's reversed place in the row in its low bits
 PLACE_MASK = (1 << INDEX_BITS) - 1
 assert MAX_MOVES == 1 << INDEX_BITS
-assert HISTORY_MAX < SCORE_COUNTER and SCORE_TT << INDEX_BITS < 1 << 31
+assert 3 * HISTORY_MAX < SCORE_COUNTER and SCORE_TT << INDEX_BITS < 1 << 31
 
 
 @njit(inline="always")
@@ -167,7 +167,8 @@ def mvv_lva(pos, move):
 
 
 @hot_njit
-def score_moves(pos, tab, moves, scores, ply_row, start, count, tt_move, killer1, killer2, counter, history, side):
+def score_moves(pos, tab, moves, scores, ply_row, start, count, tt_move, killer1, killer2, counter, history, side,
+                continuation, previous1, previous2):
     """Fill ``scores[ply_row, start:count]`` with the keys of ``moves[ply_row, start:count]`` (module docstring order)."""
     for i in range(start, count):
         move = moves[ply_row, i]
@@ -188,7 +189,9 @@ def score_moves(pos, tab, moves, scores, ply_row, start, count, tt_move, killer1
         elif move == counter:
             score = SCORE_COUNTER
         else:
-            score = history[side, move & 4095]
+            piece_to = (np.int32(pos.board[move_from(move)]) << 6) | move_to(move)
+            score = (history[side, move & 4095] + np.int32(continuation[previous1, piece_to])
+                     + np.int32(continuation[previous2, piece_to]))
         scores[ply_row, i] = order_key(score, i)
 
 

@@ -24,6 +24,9 @@ packed in one array (``engine.syzygy.pack_tablebases``), unpacked only to probe:
     quiets             int32[MAX_PLY + 1, 64]          quiet moves tried per ply (history malus)
     killers            int32[MAX_PLY + 2, 2]           two quiet moves that cut off at each ply
     history            int32[2, 4096]                  butterfly history by side, from|to<<6
+    continuation       int16[1024, 1024]               continuation history: [piece and square of the move one or
+                                                       two plies back][piece and square of this move]
+    path_moves         int32[MAX_PLY + 2]              piece << 6 | to of the move made at each ply (0: none, null)
     counter_moves      int32[16, 64]                   reply that refuted (piece, to) last time
     correction         int32[2, 2**PAWN_CACHE_BITS]    eval correction by side and pawn placement, 1/GRAIN cp
     pv                 int32[MAX_PLY + 1, MAX_PLY + 1] triangular principal-variation table
@@ -96,7 +99,7 @@ LMR_MIN_DEPTH = 3            # late-move reductions from this depth ...
 LMR_MIN_MOVES = 2            # ... for moves after the first few
 LMR_BASE = 0.75              # reduction = base + ln(depth) * ln(move number) / divisor
 LMR_DIVISOR = 2.25
-LMR_HISTORY_DIVISOR = 8192   # history score per ply of reduction removed or added
+LMR_HISTORY_DIVISOR = 16384  # history score (butterfly plus both continuations) per ply of reduction removed or added
 DELTA_MARGIN = 200           # quiescence delta pruning
 SINGULAR_MIN_DEPTH = 8       # singular extension: TT move searched alone ...
 SINGULAR_MARGIN = 2          # ... against beta = tt score - margin * depth
@@ -145,6 +148,8 @@ SEARCH_DATA_FIELDS = [
     ("quiets", np.int32, (MAX_PLY + 1, 64)),
     ("killers", np.int32, (MAX_PLY + 2, 2)),
     ("history", np.int32, (2, 4096)),
+    ("continuation", np.int16, (1024, 1024)),
+    ("path_moves", np.int32, (MAX_PLY + 2,)),
     ("counter_moves", np.int32, (16, 64)),
     ("correction", np.int32, (2, 1 << PAWN_CACHE_BITS)),
     ("pv", np.int32, (MAX_PLY + 1, MAX_PLY + 1)),
@@ -191,6 +196,7 @@ def clear_heuristics(sd):
     """Forget killers, history, countermoves and eval corrections (new game)."""
     sd.killers[:, :] = 0
     sd.history[:, :] = 0
+    sd.continuation[:, :] = 0
     sd.counter_moves[:, :] = 0
     sd.correction[:, :] = 0
 
@@ -201,6 +207,9 @@ def age_history(sd):
     for side in range(2):
         for i in range(4096):
             sd.history[side, i] //= 2
+    for row in range(1024):
+        for i in range(1024):
+            sd.continuation[row, i] //= 2
     sd.killers[:, :] = 0
 
 
@@ -248,18 +257,33 @@ def cutoff_slot(depth, had_tt_move, first):
 
 
 @hot_njit(inline="always")
-def update_quiet_history(sd, side, move, bonus):
-    """History gravity: move towards +-HISTORY_MAX, slower the closer it already is."""
+def update_quiet_history(sd, side, move, piece_to, previous1, previous2, bonus):
+    """History gravity: move towards +-HISTORY_MAX, slower the closer it already is.
+
+    The butterfly entry and the two continuation entries (after the moves one and two
+    plies back) learn the same bonus.
+    """
     index = move & 4095
     h = sd.history[side, index]
     sd.history[side, index] = h + bonus - h * abs(bonus) // HISTORY_MAX
+    h = np.int32(sd.continuation[previous1, piece_to])
+    sd.continuation[previous1, piece_to] = h + bonus - h * abs(bonus) // HISTORY_MAX
+    h = np.int32(sd.continuation[previous2, piece_to])
+    sd.continuation[previous2, piece_to] = h + bonus - h * abs(bonus) // HISTORY_MAX
+
+
+@njit(inline="always")
+def piece_to_index(pos, move):
+    """Continuation-history index of a move about to be made: its piece code << 6 | target square."""
+    return (np.int32(pos.board[move_from(move)]) << 6) | move_to(move)
 
 
 @hot_njit(inline="always")
-def add_quiet_moves(pos, tab, sd, ply, count, tt_move, killer1, killer2, counter, side):
+def add_quiet_moves(pos, tab, sd, ply, count, tt_move, killer1, killer2, counter, side, previous1, previous2):
     """Append the quiet moves to row ``ply`` after its ``count`` noisy ones, scored; return the new count."""
     end = generate_moves(pos, tab, sd.moves[ply], count, GEN_QUIET)
-    score_moves(pos, tab, sd.moves, sd.scores, ply, count, end, tt_move, killer1, killer2, counter, sd.history, side)
+    score_moves(pos, tab, sd.moves, sd.scores, ply, count, end, tt_move, killer1, killer2, counter, sd.history, side,
+                sd.continuation, previous1, previous2)
     return end
 
 
@@ -448,6 +472,7 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
             and depth >= NMP_MIN_DEPTH and eval_estimate >= beta and abs(beta) < MATE_IN_MAX_PLY
             and ply >= counters[C_NMP_GUARD] and has_non_pawn_material(pos, side)):
         r = NMP_BASE_REDUCTION + depth // NMP_DEPTH_DIVISOR + min((eval_estimate - beta) // NMP_EVAL_DIVISOR, 3)
+        sd.path_moves[ply] = 0
         make_null_move(pos, tab)
         tt_prefetch(tt, pos.keys[pos.state[ST_PLY]])
         score = -search(pos, tab, tt, sd, control, ev, tb_packed, scratch, -beta, -beta + 1, depth - 1 - r, ply + 1)
@@ -492,6 +517,9 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
     killer1 = sd.killers[ply, 0]
     killer2 = sd.killers[ply, 1]
     counter = 0
+    # The continuation rows: the moves one and two plies back (row 0 before the root or after a null move).
+    previous1 = sd.path_moves[ply - 1] if ply >= 1 else 0
+    previous2 = sd.path_moves[ply - 2] if ply >= 2 else 0
 
     # Step 11. The move loop: PVS with late-move reductions and shallow-depth pruning.
     # Shallow-depth pruning spares checks, so it may ask of many moves whether they
@@ -523,11 +551,12 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
                 else:
                     stage = STAGE_NOISY
                 score_moves(pos, tab, sd.moves, sd.scores, ply, 0, count, tt_move, killer1, killer2, counter,
-                            sd.history, side)
+                            sd.history, side, sd.continuation, previous1, previous2)
                 i = 0
                 continue
             stage = STAGE_ALL_MOVES
-            count = add_quiet_moves(pos, tab, sd, ply, count, tt_move, killer1, killer2, counter, side)
+            count = add_quiet_moves(pos, tab, sd, ply, count, tt_move, killer1, killer2, counter, side,
+                                        previous1, previous2)
             if count == 0:
                 return DRAW  # not in check and no legal move: stalemate
             continue
@@ -540,7 +569,8 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
             if stage == STAGE_NOISY and key_score(sd.scores[ply, slot]) < SCORE_GOOD_CAPTURE:
                 # Only losing captures and under-promotions are left: the quiet moves go first.
                 stage = STAGE_ALL_MOVES
-                count = add_quiet_moves(pos, tab, sd, ply, count, tt_move, killer1, killer2, counter, side)
+                count = add_quiet_moves(pos, tab, sd, ply, count, tt_move, killer1, killer2, counter, side,
+                                        previous1, previous2)
                 move = pick_next(sd.moves, sd.scores, ply, slot, count)
             if tt_move_first and move == tt_move:
                 continue  # already searched
@@ -587,6 +617,8 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
                 extension = 1
             elif singular_beta >= beta:
                 return singular_beta  # multi-cut: several moves beat beta
+        piece_to = piece_to_index(pos, move)
+        sd.path_moves[ply] = piece_to
         make_move(pos, tab, move)
         tt_prefetch(tt, pos.keys[pos.state[ST_PLY]])  # the child probes it first thing
         move_checks = in_check(pos, tab)
@@ -611,7 +643,8 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
                 if move_checks:
                     reduction -= 1
                 if quiet:
-                    reduction -= sd.history[side, move & 4095] // LMR_HISTORY_DIVISOR
+                    reduction -= (sd.history[side, move & 4095] + np.int32(sd.continuation[previous1, piece_to])
+                                  + np.int32(sd.continuation[previous2, piece_to])) // LMR_HISTORY_DIVISOR
                 if reduction < 0:
                     reduction = 0
                 if reduction > new_depth - 1:
@@ -671,7 +704,8 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
         bonus = min(16 * depth * depth, HISTORY_BONUS_MAX)
         for j in range(quiets_tried):
             tried = sd.quiets[ply, j]
-            update_quiet_history(sd, side, tried, bonus if tried == best_move else -bonus)
+            update_quiet_history(sd, side, tried, piece_to_index(pos, tried), previous1, previous2,
+                                 bonus if tried == best_move else -bonus)
 
     # Step 19. Store the result in the transposition table.
     if excluded == 0:

@@ -174,6 +174,21 @@ def test_correction_history_learns_where_the_evaluation_is_wrong() -> None:
     assert not searcher.sd.correction.any()
 
 
+def test_continuation_history_learns_follow_ups_and_a_new_game_forgets_them() -> None:
+    """Quiet moves that refute (or fail) after a given move are remembered by that move's
+    piece and square; the rows stay within the history bounds, and ``ucinewgame`` clears them."""
+    from engine.moveorder import HISTORY_MAX
+
+    board = Board()
+    searcher = Searcher(hash_mb=8)
+    searcher.think(board, Limits(depth=8), lambda line: None)
+    table = searcher.sd.continuation
+    assert (table > 0).sum() > 100 and (table < 0).sum() > 100
+    assert np.abs(table.astype(np.int32)).max() <= HISTORY_MAX
+    searcher.new_game()
+    assert not table.any()
+
+
 def test_multipv_lines_come_best_first_and_line_one_is_played() -> None:
     """MultiPV: at every depth the lines are numbered 1..n in order of score, with distinct
     first moves, and the move played is line 1's (a later line can return above an
