@@ -67,7 +67,7 @@ from engine.moveorder import (
 from engine.movegen import GEN_NOISY, GEN_QUIET, generate_moves, is_legal_move
 from engine.syzygy import TB_FAIL, probe_wdl, unpack_tablebases
 from engine.position import (
-    check_squares, gives_check_fast, in_check, make_move, make_null_move, unmake_move, unmake_null_move,
+    check_squares, gives_check_fast, in_check, key_after, make_move, make_null_move, unmake_move, unmake_null_move,
 )
 from engine.tt import (
     BOUND_EXACT, BOUND_LOWER, BOUND_UPPER, MATE, MATE_IN_MAX_PLY, TB_WIN, entry_bound, entry_depth, entry_eval,
@@ -425,8 +425,8 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
                 # SEE pruning: captures that lose material are not worth a look.
                 if not see_ge(pos, tab, move, 0):
                     continue
+            tt_prefetch(tt, key_after(pos, tab, move))  # the child probes it first thing
             make_move(pos, tab, move)
-            tt_prefetch(tt, pos.keys[pos.state[ST_PLY]])
             # depth (<= 0) is passed on, not a literal 0: a literal argument would type a
             # second overload of this recursive kernel, which numba's cache cannot reload.
             score = -search(pos, tab, tt, sd, control, ev, tb_packed, scratch, -beta, -alpha, depth, ply + 1)
@@ -601,6 +601,9 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
             elif depth <= SEE_PRUNE_MAX_DEPTH and not see_ge(pos, tab, move, -SEE_CAPTURE_MARGIN * depth):
                 continue
 
+        # The child probes its bucket first thing: ask for it before making the move.
+        tt_prefetch(tt, key_after(pos, tab, move))
+
         # Step 13. Singular extension: is the TT move much better than every other move?
         extension = 0
         if (move == tt_move and not root and excluded == 0 and depth >= SINGULAR_MIN_DEPTH
@@ -620,7 +623,6 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
         piece_to = piece_to_index(pos, move)
         sd.path_moves[ply] = piece_to
         make_move(pos, tab, move)
-        tt_prefetch(tt, pos.keys[pos.state[ST_PLY]])  # the child probes it first thing
         move_checks = in_check(pos, tab)
 
         # Step 14. Check extension: never let a check disappear over the horizon.
