@@ -276,9 +276,11 @@ def key_after(pos, tab, move):
     to = move_to(move)
     piece = pos.board[frm]
     key = pos.keys[pos.state[ST_PLY]] ^ zob_side(tab) ^ zob_piece(tab, piece, frm) ^ zob_piece(tab, piece, to)
-    captured = pos.board[to]
-    if captured != 0 and move_kind(move) != CASTLING:
-        key ^= zob_piece(tab, captured, to)
+    kind = move_kind(move)
+    if kind == EN_PASSANT:
+        key ^= zob_piece(tab, pos.board[to ^ 8], to ^ 8)
+    elif pos.board[to] != 0 and kind != CASTLING:
+        key ^= zob_piece(tab, pos.board[to], to)
     if pos.state[ST_EP] != NO_SQUARE:
         key ^= zob_ep(tab, pos.state[ST_EP] & 7)
     return key
