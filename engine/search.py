@@ -556,7 +556,7 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
                 continue
             stage = STAGE_ALL_MOVES
             count = add_quiet_moves(pos, tab, sd, ply, count, tt_move, killer1, killer2, counter, side,
-                                        previous1, previous2)
+                                    previous1, previous2)
             if count == 0:
                 return DRAW  # not in check and no legal move: stalemate
             continue
