@@ -158,6 +158,12 @@ def see_ge(pos, tab, move, threshold):
 
 
 @njit(inline="always")
+def piece_to_index(pos, move):
+    """Continuation-history index of a move about to be made: its piece code << 6 | target square."""
+    return (np.int32(pos.board[move_from(move)]) << 6) | move_to(move)
+
+
+@njit(inline="always")
 def mvv_lva(pos, move):
     """Most valuable victim first, least valuable attacker breaking ties."""
     victim = captured_type(pos, move)
@@ -189,7 +195,7 @@ def score_moves(pos, tab, moves, scores, ply_row, start, count, tt_move, killer1
         elif move == counter:
             score = SCORE_COUNTER
         else:
-            piece_to = (np.int32(pos.board[move_from(move)]) << 6) | move_to(move)
+            piece_to = piece_to_index(pos, move)
             score = (history[side, move & 4095] + np.int32(continuation[previous1, piece_to])
                      + np.int32(continuation[previous2, piece_to]))
         scores[ply_row, i] = order_key(score, i)

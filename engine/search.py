@@ -62,7 +62,7 @@ from engine.jit import hot_njit, new_record, njit, popcount
 from engine.move import PROMOTION, move_from, move_kind, move_promo_type, move_to
 from engine.moveorder import (
     HISTORY_MAX, SCORE_GOOD_CAPTURE, SEE_VALUE, captured_type, is_capture, key_score, order_key, pick_next,
-    score_captures, score_moves, see_ge,
+    piece_to_index, score_captures, score_moves, see_ge,
 )
 from engine.movegen import GEN_NOISY, GEN_QUIET, generate_moves, is_legal_move
 from engine.syzygy import TB_FAIL, probe_wdl, unpack_tablebases
@@ -256,26 +256,20 @@ def cutoff_slot(depth, had_tt_move, first):
     return C_CUTOFFS + 4 * bucket + (2 if had_tt_move else 0) + (1 if first else 0)
 
 
+@njit(inline="always")
+def history_gravity(h, bonus):
+    """A history entry ``h`` after ``bonus``: towards +-HISTORY_MAX, slower the closer it already is."""
+    return h + bonus - h * abs(bonus) // HISTORY_MAX
+
+
 @hot_njit(inline="always")
 def update_quiet_history(sd, side, move, piece_to, previous1, previous2, bonus):
-    """History gravity: move towards +-HISTORY_MAX, slower the closer it already is.
-
-    The butterfly entry and the two continuation entries (after the moves one and two
-    plies back) learn the same bonus.
-    """
+    """The butterfly entry and the two continuation entries (after the moves one and two
+    plies back) of a quiet move learn the same bonus (``history_gravity``)."""
     index = move & 4095
-    h = sd.history[side, index]
-    sd.history[side, index] = h + bonus - h * abs(bonus) // HISTORY_MAX
-    h = np.int32(sd.continuation[previous1, piece_to])
-    sd.continuation[previous1, piece_to] = h + bonus - h * abs(bonus) // HISTORY_MAX
-    h = np.int32(sd.continuation[previous2, piece_to])
-    sd.continuation[previous2, piece_to] = h + bonus - h * abs(bonus) // HISTORY_MAX
-
-
-@njit(inline="always")
-def piece_to_index(pos, move):
-    """Continuation-history index of a move about to be made: its piece code << 6 | target square."""
-    return (np.int32(pos.board[move_from(move)]) << 6) | move_to(move)
+    sd.history[side, index] = history_gravity(sd.history[side, index], bonus)
+    sd.continuation[previous1, piece_to] = history_gravity(np.int32(sd.continuation[previous1, piece_to]), bonus)
+    sd.continuation[previous2, piece_to] = history_gravity(np.int32(sd.continuation[previous2, piece_to]), bonus)
 
 
 @hot_njit(inline="always")
