@@ -438,6 +438,9 @@ class UciEngine:
 
     GO_INT_TOKENS = {"wtime", "btime", "winc", "binc", "movestogo", "depth", "nodes", "mate", "movetime", "perft"}
     GO_FLAG_TOKENS = {"infinite", "ponder"}
+    # The smallest meaningful value of each numeric limit (movestogo 0 means "none", as some GUIs send it).
+    GO_LOWEST = {"wtime": 0, "btime": 0, "winc": 0, "binc": 0, "movetime": 0, "movestogo": 0, "depth": 1,
+                 "nodes": 1, "mate": 1}
 
     def parse_go(self, args: list[str]) -> dict[str, object]:
         """Tokens of ``go`` as a dict; UciError on anything malformed."""
@@ -483,6 +486,13 @@ class UciEngine:
                 self.board.parse_uci(str(text))
             except ValueError:
                 raise UciError(f"searchmoves: {text!r} is not a legal move here") from None
+
+        # Out-of-range numbers still get an answer (a GUI waits for ``bestmove``), with
+        # the value clamped to the nearest meaningful one and said so.
+        for name, low in self.GO_LOWEST.items():
+            value = parsed.get(name)
+            if isinstance(value, int) and value < low:
+                self.out.info(f"warning: go {name} {value} is out of range; using {low}")
 
         def seconds(name: str) -> float | None:
             value = parsed.get(name)
