@@ -103,7 +103,9 @@ LMR_HISTORY_DIVISOR = 16384  # history score (butterfly plus both continuations)
 DELTA_MARGIN = 200           # quiescence delta pruning
 SINGULAR_MIN_DEPTH = 8       # singular extension: TT move searched alone ...
 SINGULAR_MARGIN = 2          # ... against beta = tt score - margin * depth
-HISTORY_BONUS_MAX = 1600     # history bonus = min(depth^2 * 16, max)
+HISTORY_BONUS_SLOPE = 160    # history bonus = min(slope * depth - offset, max): shallow cutoffs teach too
+HISTORY_BONUS_OFFSET = 64
+HISTORY_BONUS_MAX = 2048
 TB_DEPTH_BONUS = 6           # a tablebase result is stored as if searched this much deeper
 TB_PLY_MARGIN = 12           # probes make captures internally: keep clear of the stack's end
 CORRECTION_GRAIN = 256       # correction history: entries in 1/GRAIN centipawn, by side and pawn placement
@@ -697,7 +699,7 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
             previous = pos.history[pos.state[ST_PLY] - 1, H_MOVE]
             if previous != 0:
                 sd.counter_moves[pos.board[move_to(previous)], move_to(previous)] = best_move
-        bonus = min(16 * depth * depth, HISTORY_BONUS_MAX)
+        bonus = min(HISTORY_BONUS_SLOPE * depth - HISTORY_BONUS_OFFSET, HISTORY_BONUS_MAX)
         for j in range(quiets_tried):
             tried = sd.quiets[ply, j]
             update_quiet_history(sd, side, tried, piece_to_index(pos, tried), previous1, previous2,
