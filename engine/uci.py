@@ -501,7 +501,7 @@ class UciEngine:
         limits = Limits(
             wtime=seconds("wtime"), btime=seconds("btime"), winc=seconds("winc") or 0.0,
             binc=seconds("binc") or 0.0,
-            movestogo=max(1, int(parsed["movestogo"])) if parsed.get("movestogo") else None,
+            movestogo=int(parsed["movestogo"]) if int(parsed.get("movestogo", 0)) > 0 else None,
             movetime=seconds("movetime"),
             depth=max(1, int(parsed["depth"])) if "depth" in parsed else None,
             nodes=max(1, int(parsed["nodes"])) if "nodes" in parsed else None,

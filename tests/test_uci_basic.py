@@ -88,11 +88,13 @@ def test_eof_ends_the_session_cleanly() -> None:
 def test_out_of_range_go_limits_are_clamped_with_a_warning_and_answered() -> None:
     # each ``position`` waits for the search before it, so every go gets its bestmove
     lines = run_session("position startpos\ngo movetime -5\nposition startpos\ngo depth 0\nposition startpos\n"
-                        "go wtime -20 btime 1000\nisready\nquit\n")
+                        "go wtime -20 btime 1000\nposition startpos\ngo wtime 1000 btime 1000 movestogo -3\n"
+                        "isready\nquit\n")
     warnings = [line for line in lines if line.startswith("info string warning")]
     assert warnings == ["info string warning: go movetime -5 is out of range; using 0",
                         "info string warning: go depth 0 is out of range; using 1",
-                        "info string warning: go wtime -20 is out of range; using 0"], lines
+                        "info string warning: go wtime -20 is out of range; using 0",
+                        "info string warning: go movestogo -3 is out of range; using 0"], lines
     best = [line.split()[1] for line in lines if line.startswith("bestmove")]
-    assert len(best) == 3
+    assert len(best) == 4
     assert all(chess.Move.from_uci(move) in chess.Board().legal_moves for move in best)
