@@ -489,23 +489,23 @@ class UciEngine:
 
         # Out-of-range numbers still get an answer (a GUI waits for ``bestmove``), with
         # the value clamped to the nearest meaningful one and said so.
+        numbers: dict[str, int] = {}
         for name, low in self.GO_LOWEST.items():
-            value = parsed.get(name)
-            if isinstance(value, int) and value < low:
-                self.out.info(f"warning: go {name} {value} is out of range; using {low}")
+            if name in parsed:
+                value = int(parsed[name])
+                if value < low:
+                    self.out.info(f"warning: go {name} {value} is out of range; using {low}")
+                numbers[name] = max(value, low)
 
         def seconds(name: str) -> float | None:
-            value = parsed.get(name)
-            return None if value is None else max(0, int(value)) / 1000
+            return numbers[name] / 1000 if name in numbers else None
 
         limits = Limits(
             wtime=seconds("wtime"), btime=seconds("btime"), winc=seconds("winc") or 0.0,
             binc=seconds("binc") or 0.0,
-            movestogo=int(parsed["movestogo"]) if int(parsed.get("movestogo", 0)) > 0 else None,
+            movestogo=numbers.get("movestogo") or None,  # 0: none
             movetime=seconds("movetime"),
-            depth=max(1, int(parsed["depth"])) if "depth" in parsed else None,
-            nodes=max(1, int(parsed["nodes"])) if "nodes" in parsed else None,
-            mate=max(1, int(parsed["mate"])) if "mate" in parsed else None,
+            depth=numbers.get("depth"), nodes=numbers.get("nodes"), mate=numbers.get("mate"),
             infinite=bool(parsed.get("infinite")), ponder=bool(parsed.get("ponder")),
             searchmoves=[str(m) for m in parsed.get("searchmoves", [])],
         )

@@ -5,9 +5,9 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import chess
-from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 ENGINE = [sys.executable, str(REPO / "run_engine.py")]
