@@ -510,6 +510,10 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
         tt_move_first = tt_move != 0 and is_legal_move(pos, tab, tt_move)
         count = 1 if tt_move_first else 0
         stage = STAGE_TT_MOVE
+    # Killers are shared by all nodes of a ply.  The grandchildren's were learnt under
+    # another node of this ply: they start afresh for this node's subtree.
+    sd.killers[ply + 2, 0] = 0
+    sd.killers[ply + 2, 1] = 0
     killer1 = sd.killers[ply, 0]
     killer2 = sd.killers[ply, 1]
     counter = 0
@@ -616,6 +620,10 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
                 extension = 1
             elif singular_beta >= beta:
                 return singular_beta  # multi-cut: several moves beat beta
+            elif tt_score >= beta:
+                # Negative extension: another move nearly matches the TT move, whose score
+                # already beats beta; the cutoff does not hang on it, so it is searched a ply less.
+                extension = -1
         piece_to = piece_to_index(pos, move)
         sd.path_moves[ply] = piece_to
         make_move(pos, tab, move)
