@@ -13,7 +13,7 @@ from engine.bitboards import tables
 from engine.defs import GAME_STACK, MAX_MOVES, MAX_PLY, PIECE_SYMBOLS, ST_CHESS960, ST_PLY, ST_SIDE
 from engine.fen import STARTING_FEN, FenError, format_fen, parse_fen, parse_square, square_name
 from engine.move import CASTLING, PROMOTION, move_fields
-from engine.movegen import GEN_ALL, GEN_NOISY, GEN_QUIET, generate_moves
+from engine.movegen import GEN_ALL, GEN_NOISY, GEN_QUIET, generate_moves, legal_prefix_length
 from engine.position import (
     Position, castling_squares, copy_position, in_check, make_move, make_null_move,
     unmake_move, unmake_null_move,
@@ -116,10 +116,23 @@ class Board:
         """Pass the turn."""
         make_null_move(self.pos, self.tab)
 
-    def move_to_uci(self, move: int) -> str:
-        """UCI text of a move: e1g1 castling in standard chess, e1h1 in Chess960."""
+    def legal_prefix(self, moves: list[int]) -> int:
+        """How many of ``moves``, played in turn from here, are legal (the board is unchanged)."""
+        line = np.asarray(moves, dtype=np.int32)
+        return int(legal_prefix_length(self.pos, self.tab, line, len(line)))
+
+    def line_to_uci(self, moves: list[int]) -> list[str]:
+        """UCI text of each move of a line (the notation read once for all of them)."""
+        chess960 = self.chess960
+        return [self.move_to_uci(move, chess960) for move in moves]
+
+    def move_to_uci(self, move: int, chess960: bool | None = None) -> str:
+        """UCI text of a move: e1g1 castling in standard chess, e1h1 in Chess960
+        (``chess960`` says which when the caller knows; by default the board's mode)."""
         frm, to, kind, promo = move_fields(move)
-        if kind == CASTLING and not self.chess960:
+        if chess960 is None:
+            chess960 = self.chess960
+        if kind == CASTLING and not chess960:
             to, _ = castling_squares(0 if frm < 8 else 1, frm, to)
         text = square_name(frm) + square_name(to)
         if kind == PROMOTION:

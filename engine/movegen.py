@@ -34,14 +34,14 @@ from engine.bitboards import (
 )
 from engine.defs import (
     BISHOP, FILE_A, FILE_H, KING, KNIGHT, NO_SQUARE, PAWN, QUEEN, RANK_3, RANK_6, ROOK,
-    ST_CASTLING, ST_EP, ST_SIDE, U64_ALL, U64_ONE, U64_ZERO, WHITE, BACK_RANKS,
+    ST_CASTLING, ST_EP, ST_PLY, ST_SIDE, U64_ALL, U64_ONE, U64_ZERO, WHITE, BACK_RANKS,
 )
 from engine.jit import hot_njit, lsb, njit, popcount
 from engine.move import (
     CASTLE_FLAG, CASTLING, EN_PASSANT, EP_FLAG, PROMO_BISHOP, PROMO_KNIGHT, PROMO_QUEEN, PROMO_ROOK, PROMO_SHIFT,
     PROMOTION, move_from, move_kind, move_to,
 )
-from engine.position import attackers_to, castling_squares, is_attacked, line_blockers
+from engine.position import attackers_to, castling_squares, is_attacked, line_blockers, make_move, unmake_move
 
 GEN_ALL, GEN_NOISY, GEN_COUNT, GEN_QUIET = 0, 1, 2, 3
 
@@ -396,3 +396,21 @@ def is_legal_move(pos, tab, move):
     if line_blockers(pos, tab, ksq, enemy, own, occ) & square_bb(frm):
         return (line_bb(tab, ksq, frm) & to_bb) != U64_ZERO
     return True
+
+
+@hot_njit
+def legal_prefix_length(pos, tab, moves, count):
+    """How many of ``moves[:count]``, played one after another from here, are legal: the
+    playable part of a principal variation.  The position is left as it was.
+
+    The driver checks every PV it reports this way, once per iteration; one call here
+    replaces a move generation, a make and an unmake from Python for each move.
+    """
+    room = pos.history.shape[0] - 1 - pos.state[ST_PLY]  # never write past the game stack
+    n = 0
+    while n < count and n < room and is_legal_move(pos, tab, moves[n]):
+        make_move(pos, tab, moves[n])
+        n += 1
+    for _ in range(n):
+        unmake_move(pos, tab)
+    return n

@@ -28,12 +28,14 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 
 import numpy as np
 
 from engine.board import Board
 from engine.defs import MAX_PLY, ST_PLY
 from engine.evaluate import Evaluator, make_evaluator
+from engine.jit import field_views
 from engine.search import (
     CFG_TB_DEPTH, CFG_TB_PIECES, CFG_TB_RULE50, C_CUTOFFS, C_NODES, C_SELDEPTH, C_TBHITS, CUTOFF_DEPTHS, INFINITE,
     K_NODE_LIMIT, K_STOP,
@@ -78,6 +80,10 @@ class Helper:
     sd: SearchData
     ev: Evaluator        # its pawn cache and attack maps are written by every evaluation
     scratch: np.ndarray  # the tablebase prober's scratch buffer
+    fields: SimpleNamespace = field(init=False)  # sd's arrays, read fast from Python
+
+    def __post_init__(self) -> None:
+        self.fields = field_views(self.sd)
 
 
 @dataclass
@@ -147,6 +153,7 @@ class Searcher:
     def __init__(self, hash_mb: int = 16) -> None:
         self.control = np.zeros(4, dtype=np.int64)
         self.sd = new_search_data()
+        self.fields = field_views(self.sd)  # the same arrays, read fast from Python (``field_views``)
         self.tt = new_table(hash_mb)
         self.ev = make_evaluator()  # one per searching thread (scratch attack maps)
         self.multipv = 1
@@ -213,7 +220,7 @@ class Searcher:
 
     def nodes(self) -> int:
         """Nodes searched so far by every thread."""
-        return int(self.sd.counters[C_NODES]) + sum(int(h.sd.counters[C_NODES]) for h in self.helpers)
+        return int(self.fields.counters[C_NODES]) + sum(int(h.fields.counters[C_NODES]) for h in self.helpers)
 
     def clear_hash(self) -> None:
         """Empty the transposition table (``Clear Hash``)."""
@@ -331,16 +338,16 @@ class Searcher:
     def _iterate(self, board: Board, limits: Limits, root_moves: list[int],
                  on_info: Callable[[str], None]) -> tuple[int, int]:
         """Iterative deepening with aspiration windows, helpers alongside; returns (best, ponder)."""
-        sd = self.sd
+        data = self.fields
         count = len(root_moves)
-        sd.root_moves[:count] = root_moves
-        sd.root_info[ROOT_COUNT] = count
-        sd.counters[:] = 0
-        sd.config[CFG_TB_PIECES] = min(self.tb_max_pieces, self.tb_probe_limit)
-        sd.config[CFG_TB_DEPTH] = self.tb_probe_depth
-        sd.config[CFG_TB_RULE50] = int(self.tb_rule50)
+        data.root_moves[:count] = root_moves
+        data.root_info[ROOT_COUNT] = count
+        data.counters[:] = 0
+        data.config[CFG_TB_PIECES] = min(self.tb_max_pieces, self.tb_probe_limit)
+        data.config[CFG_TB_DEPTH] = self.tb_probe_depth
+        data.config[CFG_TB_RULE50] = int(self.tb_rule50)
         self.tt.generation[0] += 1
-        age_history(sd)
+        age_history(self.sd)
         max_depth = min(limits.depth or MAX_SEARCH_DEPTH, MAX_SEARCH_DEPTH)
         self._main_depth = 1
         if not limits.nodes:
@@ -353,27 +360,27 @@ class Searcher:
     def _deepen(self, board: Board, limits: Limits, count: int, max_depth: int,
                 on_info: Callable[[str], None]) -> tuple[int, int]:
         """The main thread's iterations over the ``count`` root moves; returns (best, ponder)."""
-        sd, ev, scratch = self.sd, self.ev, self.tb_scratch
-        lines: list[PvLine] = [PvLine(0, [int(sd.root_moves[0])])]
+        sd, data, ev, scratch = self.sd, self.fields, self.ev, self.tb_scratch
+        lines: list[PvLine] = [PvLine(0, [int(data.root_moves[0])])]
         previous_scores: dict[int, int] = {}
         for depth in range(1, max_depth + 1):
             self._main_depth = depth
-            iteration_start_nodes = int(sd.counters[C_NODES])
+            iteration_start_nodes = int(data.counters[C_NODES])
             multipv = min(self.multipv, count)
             new_lines: list[PvLine] = []
-            sd.counters[C_SELDEPTH] = 0
+            data.counters[C_SELDEPTH] = 0
             self._partial = None
             for pv_index in range(multipv):
-                sd.root_info[ROOT_PV_START] = pv_index
-                guess = previous_scores.get(int(sd.root_moves[pv_index]))
+                data.root_info[ROOT_PV_START] = pv_index
+                guess = previous_scores.get(int(data.root_moves[pv_index]))
 
                 def report_bound(score: int, bound: str) -> None:
                     self._report_bound(board, depth, pv_index, score, bound, on_info)
 
-                score = self._search_root(sd, board, ev, scratch, depth, pv_index, count, guess, report_bound)
+                score = self._search_root(sd, data, board, ev, scratch, depth, pv_index, count, guess, report_bound)
                 if self.control[K_STOP]:
                     break
-                pv = self._root_pv(sd) or [int(sd.root_moves[pv_index])]
+                pv = self._root_pv(data) or [int(data.root_moves[pv_index])]
                 new_lines.append(PvLine(score, pv))
             if self.control[K_STOP] and depth > 1:
                 # An unfinished iteration: keep the last complete one, unless a root move
@@ -388,7 +395,7 @@ class Searcher:
                 # can come back higher (the table and the histories changed in between): show
                 # the lines best first, and start the next iteration in that order.
                 order = sorted(range(len(new_lines)), key=lambda k: -new_lines[k].score)
-                sd.root_moves[:len(new_lines)] = [int(sd.root_moves[k]) for k in order]
+                data.root_moves[:len(new_lines)] = [int(data.root_moves[k]) for k in order]
                 new_lines = [new_lines[k] for k in order]
                 lines = new_lines + lines[len(new_lines):] if len(new_lines) < len(lines) else new_lines
                 lines = lines[:multipv]
@@ -397,7 +404,7 @@ class Searcher:
             self._completed_depth = depth
             if self._stop_requested:
                 self.control[K_STOP] = 1
-            self.stats.iteration_nodes.append(int(sd.counters[C_NODES]) - iteration_start_nodes)
+            self.stats.iteration_nodes.append(int(data.counters[C_NODES]) - iteration_start_nodes)
             for index, line in enumerate(new_lines):
                 on_info(self._info_line(board, depth, index + 1, line))
             if self.control[K_STOP]:
@@ -405,33 +412,35 @@ class Searcher:
             if self._should_stop_after(depth, lines[0].score, limits):
                 break
 
-        self.stats.cutoffs = sd.counters[C_CUTOFFS:C_CUTOFFS + CUTOFF_DEPTHS * 4].reshape(CUTOFF_DEPTHS, 2, 2).copy()
+        self.stats.cutoffs = data.counters[C_CUTOFFS:C_CUTOFFS + CUTOFF_DEPTHS * 4].reshape(CUTOFF_DEPTHS, 2, 2).copy()
         best = lines[0].moves[0]
         ponder = lines[0].moves[1] if len(lines[0].moves) > 1 else self._ponder_from_tt(board, best)
         return best, ponder
 
-    def _search_root(self, sd: SearchData, board: Board, ev: Evaluator, scratch: np.ndarray, depth: int, pv_index: int,
-                     count: int, guess: int | None, on_bound: Callable[[int, str], None] | None) -> int:
+    def _search_root(self, sd: SearchData, data: SimpleNamespace, board: Board, ev: Evaluator, scratch: np.ndarray,
+                     depth: int, pv_index: int, count: int, guess: int | None,
+                     on_bound: Callable[[int, str], None] | None) -> int:
         """One iteration of one PV line: the kernel in an aspiration window around ``guess``,
-        widened and searched again until the score falls inside (or the stop flag rises)."""
+        widened and searched again until the score falls inside (or the stop flag rises).
+        ``data`` holds the arrays of ``sd`` (``field_views``)."""
         delta = ASPIRATION_DELTA
         if depth >= ASPIRATION_MIN_DEPTH and guess is not None and abs(guess) < MATE_IN_MAX_PLY:
             alpha, beta = max(guess - delta, -INFINITE), min(guess + delta, INFINITE)
         else:
             alpha, beta = -INFINITE, INFINITE
         while True:
-            sd.root_scores[pv_index:count] = -INFINITE
+            data.root_scores[pv_index:count] = -INFINITE
             score = int(search(board.pos, board.tab, self.tt, sd, self.control, ev, self._tb_packed, scratch, alpha, beta,
                                 depth, 0))
             if self.control[K_STOP]:
-                if sd is self.sd and sd.pv_len[0] > 0:  # a root move finished above alpha
-                    self._partial = self._root_line(sd, count)
+                if sd is self.sd and data.pv_len[0] > 0:  # a root move finished above alpha
+                    self._partial = self._root_line(data, count)
                 return score
-            self._sort_root(sd, pv_index, count)
+            self._sort_root(data, pv_index, count)
             if alpha < score < beta:
                 return score
             if sd is self.sd:  # a fail high proves its move; a fail low casts doubt on all
-                self._partial = self._root_line(sd, count) if score >= beta and sd.pv_len[0] > 0 else None
+                self._partial = self._root_line(data, count) if score >= beta and data.pv_len[0] > 0 else None
             if on_bound is not None:
                 on_bound(score, "upperbound" if score <= alpha else "lowerbound")
             alpha, beta, delta = widen_window(alpha, beta, score, delta)
@@ -459,12 +468,12 @@ class Searcher:
     def _help(self, helper: Helper, number: int, board: Board, root_moves: list[int], max_depth: int) -> None:
         """A helper's iterative deepening: searches that only fill the shared table."""
         try:
-            sd, count = helper.sd, len(root_moves)
-            sd.root_moves[:count] = root_moves
-            sd.root_info[ROOT_COUNT] = count
-            sd.root_info[ROOT_PV_START] = 0
-            sd.counters[:] = 0
-            sd.config[:] = self.sd.config
+            sd, data, count = helper.sd, helper.fields, len(root_moves)
+            data.root_moves[:count] = root_moves
+            data.root_info[ROOT_COUNT] = count
+            data.root_info[ROOT_PV_START] = 0
+            data.counters[:] = 0
+            data.config[:] = self.fields.config
             age_history(sd)
             guess = None
             depth = 0
@@ -472,7 +481,8 @@ class Searcher:
                 depth = max(depth + 1, self._main_depth + number % 2)
                 if depth > max_depth:
                     return
-                guess = self._search_root(sd, board, helper.ev, helper.scratch, depth, 0, count, guess, None)
+                guess = self._search_root(sd, helper.fields, board, helper.ev, helper.scratch, depth, 0, count, guess,
+                                          None)
         except Exception as error:  # a helper must never take the engine down: the main thread plays on
             self.helper_errors.append(error)
 
@@ -480,30 +490,30 @@ class Searcher:
         """Whether the finished ``depth`` should be the last one."""
         if limits.mate and score >= MATE_IN_MAX_PLY and (MATE - score + 1) // 2 <= limits.mate:
             return True
-        if self.control[K_NODE_LIMIT] and self.sd.counters[C_NODES] >= self.control[K_NODE_LIMIT]:
+        if self.control[K_NODE_LIMIT] and self.fields.counters[C_NODES] >= self.control[K_NODE_LIMIT]:
             return True
         with self._lock:
             soft, pondering = self._soft, self._pondering
         return soft is not None and not pondering and self.elapsed() >= SOFT_LIMIT_NEXT_DEPTH * soft
 
     @staticmethod
-    def _root_pv(sd: SearchData) -> list[int]:
+    def _root_pv(data: SimpleNamespace) -> list[int]:
         """The kernel's principal variation from the root (empty if no root move raised alpha)."""
-        return [int(m) for m in sd.pv[0, : sd.pv_len[0]]]
+        return data.pv[0, : data.pv_len[0]].tolist()
 
     @classmethod
-    def _root_line(cls, sd: SearchData, count: int) -> PvLine:
+    def _root_line(cls, data: SimpleNamespace, count: int) -> PvLine:
         """The kernel's root PV as a lower-bound line, scored with its first move's score."""
-        moves = cls._root_pv(sd)
-        index = int(np.flatnonzero(sd.root_moves[:count] == moves[0])[0])
-        return PvLine(int(sd.root_scores[index]), moves, "lowerbound")
+        moves = cls._root_pv(data)
+        index = int(np.flatnonzero(data.root_moves[:count] == moves[0])[0])
+        return PvLine(int(data.root_scores[index]), moves, "lowerbound")
 
     @staticmethod
-    def _sort_root(sd: SearchData, start: int, count: int) -> None:
+    def _sort_root(data: SimpleNamespace, start: int, count: int) -> None:
         """Stable sort of root moves ``start:count`` by this iteration's scores."""
-        order = np.argsort(-sd.root_scores[start:count], kind="stable") + start
-        sd.root_moves[start:count] = sd.root_moves[order]
-        sd.root_scores[start:count] = sd.root_scores[order]
+        order = np.argsort(-data.root_scores[start:count], kind="stable") + start
+        data.root_moves[start:count] = data.root_moves[order]
+        data.root_scores[start:count] = data.root_scores[order]
 
     def _ponder_from_tt(self, board: Board, best: int) -> int:
         """A reply to ``best`` from the transposition table, if it is legal."""
@@ -516,17 +526,7 @@ class Searcher:
 
     def _legal_prefix(self, board: Board, moves: list[int]) -> list[str]:
         """UCI text of the longest legal prefix of ``moves`` (a PV must be playable)."""
-        texts = []
-        played = 0
-        for move in moves:
-            if move not in board.legal_moves():
-                break
-            texts.append(board.move_to_uci(move))
-            board.push(move)
-            played += 1
-        for _ in range(played):
-            board.pop()
-        return texts
+        return board.line_to_uci(moves[:board.legal_prefix(moves)])
 
     def _info_line(self, board: Board, depth: int, multipv: int, line: PvLine) -> str:
         """The UCI ``info`` line of one finished PV."""
@@ -539,14 +539,14 @@ class Searcher:
         bound = f" {line.bound}" if line.bound and self._tb_score is None else ""
         if self.show_wdl:
             bound += " wdl {} {} {}".format(*win_draw_loss(score))
-        return (f"info depth {depth} seldepth {max(int(self.sd.counters[C_SELDEPTH]), depth)} multipv {multipv} "
+        return (f"info depth {depth} seldepth {max(int(self.fields.counters[C_SELDEPTH]), depth)} multipv {multipv} "
                 f"score {format_score(score)}{bound} nodes {nodes} nps {int(nodes / elapsed)} "
                 f"hashfull {int(hashfull(self.tt))} tbhits {self._tbhits()} "
                 f"time {int(elapsed * 1000)} pv {pv}")
 
     def _tbhits(self) -> int:
         """Tablebase probes of every thread, and of the root filter."""
-        return (int(self.sd.counters[C_TBHITS]) + sum(int(h.sd.counters[C_TBHITS]) for h in self.helpers)
+        return (int(self.fields.counters[C_TBHITS]) + sum(int(h.fields.counters[C_TBHITS]) for h in self.helpers)
                 + self._root_tbhits)
 
     def _report_bound(self, board: Board, depth: int, pv_index: int, score: int, bound: str,
@@ -554,5 +554,5 @@ class Searcher:
         """An aspiration fail, reported only in long searches (GUIs show it as a tentative score)."""
         if self.elapsed() < BOUND_REPORT_AFTER:
             return
-        move = int(self.sd.root_moves[pv_index])
+        move = int(self.fields.root_moves[pv_index])
         on_info(self._info_line(board, depth, pv_index + 1, PvLine(score, [move], bound)))

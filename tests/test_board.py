@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import chess
 import chess.polyglot
 import pytest
@@ -221,3 +223,46 @@ def test_key_after_predicts_the_key_of_every_ordinary_move() -> None:
             assert predicted == actual, board.move_to_uci(move)
             checked += 1
     assert checked > 100
+
+
+def test_legal_prefix_matches_playing_the_line_move_by_move() -> None:
+    """``legal_prefix`` (one kernel call) agrees with checking each move of a line against
+    ``legal_moves`` and pushing it, for random game lines spoilt at a random point by a
+    random word, and leaves the position as it found it."""
+    rng = random.Random(7)
+    for start in (STARTING_FEN, KIWIPETE, CASTLE_FEN, "8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 1"):
+        for trial in range(25):
+            board = Board(start)
+            line: list[int] = []
+            walker = board.copy()
+            for _ in range(rng.randrange(1, 30)):
+                moves = walker.legal_moves()
+                if not moves:
+                    break
+                line.append(rng.choice(moves))
+                walker.push(line[-1])
+            if trial % 5 and line:  # four lines in five go wrong somewhere: a random word, or a
+                # move of the starting position, which the line may have made illegal (or not)
+                spoilt = rng.randrange(1 << 16) if trial % 2 else rng.choice(board.legal_moves())
+                line[rng.randrange(len(line))] = spoilt
+            expected, replay = 0, board.copy()
+            for move in line:
+                if move not in replay.legal_moves():
+                    break
+                replay.push(move)
+                expected += 1
+            before = {name: getattr(board.pos, name).copy() for name in ("board", "pieces", "colors", "state")}
+            assert board.legal_prefix(line) == expected, (start, line)
+            for name, array in before.items():
+                assert (getattr(board.pos, name) == array).all(), name
+            assert board.fen() == Board(start).fen()
+
+
+def test_line_to_uci_writes_castling_in_the_board_mode() -> None:
+    for chess960, expected in ((False, ["e1g1", "e8c8"]), (True, ["e1h1", "e8a8"])):
+        board = Board(CASTLE_FEN, chess960=chess960)
+        line = [board.parse_uci("e1g1")]
+        board.push(line[0])
+        line.append(board.parse_uci("e8c8"))
+        board.pop()
+        assert board.line_to_uci(line) == expected
