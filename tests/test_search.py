@@ -385,3 +385,17 @@ def test_lazy_smp_finds_mate_and_its_pv_mates(fen: str, moves: int) -> None:
     for text in last[last.index("pv") + 1:]:
         board.push_uci(text)
     assert board.is_checkmate()
+
+
+def test_the_drivers_field_views_are_the_search_datas_own_arrays() -> None:
+    """The driver reads the kernel's counters and PV through ``field_views``: they must be
+    the record's memory, not a copy taken before the search."""
+    searcher = Searcher(hash_mb=1)
+    searcher.set_threads(2)
+    searcher.think(Board(), Limits(depth=5), lambda line: None)
+    assert searcher.fields.counters[C_NODES] == searcher.sd.counters[C_NODES] > 0
+    for sd, fields in [(searcher.sd, searcher.fields)] + [(h.sd, h.fields) for h in searcher.helpers]:
+        assert fields.counters[C_NODES] == sd.counters[C_NODES]
+        assert np.shares_memory(fields.pv, sd.pv)
+        fields.killers[3, 1] = 12345
+        assert sd.killers[3, 1] == 12345
