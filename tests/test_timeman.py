@@ -39,3 +39,13 @@ def test_movetime_has_only_a_hard_limit_and_depth_none() -> None:
     assert allocate(Limits(movetime=1.0), 0, 0.05) == (None, pytest.approx(0.95))
     assert allocate(Limits(depth=5), 1, 0.05) == (None, None)
     assert allocate(Limits(infinite=True), 0, 0.05) == (None, None)
+
+
+@pytest.mark.parametrize("clock, increment, overhead", [(0.1, 0.05, 0.03), (0.3, 0.1, 0.03), (1.0, 0.3, 0.05)])
+def test_a_low_clock_with_increment_grows_back(clock: float, increment: float, overhead: float) -> None:
+    """Every move loses the Move Overhead besides the search: near the end of a long
+    increment game the soft limit plus that overhead stays below the increment, so the
+    clock recovers instead of draining move by move."""
+    soft, hard = allocate(Limits(wtime=clock, btime=clock, winc=increment, binc=increment), 0, overhead)
+    assert soft is not None and hard is not None
+    assert soft + overhead < increment
