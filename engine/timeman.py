@@ -8,7 +8,7 @@ ever read inside the numba search.
     remaining   = our clock - Move Overhead (time lost between engine and GUI)
     moves left  = movestogo, or MOVES_HORIZON for sudden death / increment games
     soft        = remaining / moves left + SOFT_INCREMENT_SHARE * max(increment - Move Overhead, 0)
-    hard        = min(HARD_SOFT_RATIO * soft, HARD_CLOCK_SHARE * remaining)
+    hard        = min(HARD_SOFT_RATIO * soft, HARD_CLOCK_SHARE * remaining + increment / 2)
 
 and both are capped so that at least ``MIN_RESERVE`` stays on the clock.
 
