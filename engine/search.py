@@ -388,7 +388,9 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
         correction_slot = pawn_slot(pos)
         static_eval = raw_eval + sd.correction[side, correction_slot] // CORRECTION_GRAIN
 
-    # Step 5. Quiescence search at the horizon: only captures (every evasion in check).
+    # Step 5. Quiescence search at the horizon: captures (every evasion in check) and,
+    # on its first ply only, quiet checks that do not lose material: many combinations
+    # end in a quiet check that the static evaluation cannot see coming.
     if depth <= 0:
         if not config[CFG_QUIESCENCE]:
             return evaluate(pos, tab, ev)
@@ -404,28 +406,54 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
                 alpha = stand_pat
         count = generate_moves(pos, tab, sd.moves[ply], 0, GEN_NOISY)
         if count == 0:
+            # Mated; or no capture at all, and then no quiet check is looked for either
+            # (the rule as measured: WAC and games in the README).
             return -MATE + ply if checked else best
         score_captures(pos, sd.moves, sd.scores, ply, count)
+        # The first quiescence ply has depth 0; deeper ones count down from there.  (A
+        # null move's search may enter quiescence below 0: no quiet checks there.)
+        quiet_checks_next = not checked and depth == 0
+        ck_king, ck_pawn, ck_knight, ck_bishop, ck_rook, ck_discoverers = 0, U64_ZERO, U64_ZERO, U64_ZERO, U64_ZERO, U64_ZERO
         best_move = 0
-        for i in range(count):
-            move = pick_next(sd.moves, sd.scores, ply, i, count)
+        i = 0
+        quiet_stage = False
+        while True:
+            if i == count:
+                if not quiet_checks_next:
+                    break
+                # The captures are done: now the quiet moves, of which only checks are searched.
+                quiet_checks_next = False
+                quiet_stage = True
+                ck_king, ck_pawn, ck_knight, ck_bishop, ck_rook, ck_discoverers = check_squares(pos, tab)
+                count = generate_moves(pos, tab, sd.moves[ply], count, GEN_QUIET)
+                continue
+            if quiet_stage:
+                move = sd.moves[ply, i]
+            else:
+                move = pick_next(sd.moves, sd.scores, ply, i, count)
+            i += 1
             if not checked:
-                if move_kind(move) == PROMOTION and move_promo_type(move) != QUEEN:
-                    continue
-                # Delta pruning: even winning the piece for free cannot reach alpha.
-                gain = SEE_VALUE[captured_type(pos, move)]
-                if move_kind(move) == PROMOTION:
-                    gain += SEE_VALUE[QUEEN] - SEE_VALUE[PAWN]
-                if stand_pat + gain + DELTA_MARGIN <= alpha:
-                    continue
-                # SEE pruning: captures that lose material are not worth a look.
+                if quiet_stage:
+                    if not gives_check_fast(pos, tab, move, ck_king, ck_pawn, ck_knight, ck_bishop, ck_rook,
+                                            ck_discoverers):
+                        continue
+                else:
+                    if move_kind(move) == PROMOTION and move_promo_type(move) != QUEEN:
+                        continue
+                    # Delta pruning: even winning the piece for free cannot reach alpha.
+                    gain = SEE_VALUE[captured_type(pos, move)]
+                    if move_kind(move) == PROMOTION:
+                        gain += SEE_VALUE[QUEEN] - SEE_VALUE[PAWN]
+                    if stand_pat + gain + DELTA_MARGIN <= alpha:
+                        continue
+                # SEE pruning: moves that lose material are not worth a look.
                 if not see_ge(pos, tab, move, 0):
                     continue
             tt_prefetch(tt, key_after(pos, tab, move))  # the child probes it first thing
             make_move(pos, tab, move)
-            # depth (<= 0) is passed on, not a literal 0: a literal argument would type a
+            # depth - 1 (<= -1) is passed on, not a literal: a literal argument would type a
             # second overload of this recursive kernel, which numba's cache cannot reload.
-            score = -search(pos, tab, tt, sd, control, ev, tb_packed, scratch, -beta, -alpha, depth, ply + 1)
+            score = -search(pos, tab, tt, sd, control, ev, tb_packed, scratch, -beta, -alpha, depth - 1, ply + 1)
             unmake_move(pos, tab)
             if control[K_STOP] != 0:
                 return 0

@@ -78,6 +78,25 @@ MATES = [
 ]
 
 
+def test_quiescence_tries_quiet_checks_on_its_first_ply_only() -> None:
+    """Rd8 mates, but it is a quiet move: the first quiescence ply (depth 0) finds the mate,
+    a deeper one (depth -1) searches only the capture axb3 and stands pat on material."""
+    from engine.tt import MATE, MATE_IN_MAX_PLY
+
+    board = Board("6k1/5ppp/8/8/8/1n6/P4PPP/3R2K1 w - - 0 1")
+
+    def quiescence(depth: int) -> int:
+        control = np.zeros(4, dtype=np.int64)
+        score = search(board.pos, board.tab, new_table(1), new_search_data(), control, make_evaluator(),
+                       pack_tablebases(empty_tablebases()), make_scratch(), -INFINITE, INFINITE, depth, 1)
+        return int(score)
+
+    assert quiescence(0) == MATE - 2       # Rd8 from ply 1; Black, at ply 2, has no evasion
+    assert quiescence(-1) < MATE_IN_MAX_PLY
+    assert quiescence(-1) > 400            # axb3: a rook and a pawn up, by material alone
+    assert board.fen() == "6k1/5ppp/8/8/8/1n6/P4PPP/3R2K1 w - - 0 1"
+
+
 def test_pick_next_is_a_selection_sort_whose_ties_go_to_the_earliest_move() -> None:
     """Each pick swaps the first of the highest remaining scores into place, over the whole score range,
     and every key keeps its score and learns its move's new place."""
