@@ -98,3 +98,56 @@ def test_out_of_range_go_limits_are_clamped_with_a_warning_and_answered() -> Non
     best = [line.split()[1] for line in lines if line.startswith("bestmove")]
     assert len(best) == 4
     assert all(chess.Move.from_uci(move) in chess.Board().legal_moves for move in best)
+
+
+def test_position_that_extends_the_last_one_plays_only_the_new_moves(monkeypatch) -> None:
+    """A GUI resends the whole game every move: the engine plays only the moves it has not
+    seen, and ends on the position (repetition keys included) a fresh replay gives; a list
+    that leaves the last one (a take-back, a new game) is replayed from the start."""
+    import io
+    import random
+
+    import numpy as np
+
+    from engine.board import Board
+    from engine.uci import Output, UciEngine
+
+    rng = random.Random(7)
+    game = chess.Board()
+    moves: list[str] = []
+    while len(moves) < 120 and not game.is_game_over():
+        move = rng.choice(sorted(game.legal_moves, key=str))
+        moves.append(move.uci())
+        game.push(move)
+
+    pushed = []
+    original_push_uci = Board.push_uci
+    monkeypatch.setattr(Board, "push_uci", lambda self, text: pushed.append(text) or original_push_uci(self, text))
+    engine = UciEngine(Output(io.StringIO()))
+
+    def position(line: list[str]) -> None:
+        pushed.clear()
+        engine.handle("position startpos moves " + " ".join(line))
+
+    def assert_same_as_fresh(line: list[str]) -> None:
+        fresh = Board()
+        for text in line:
+            original_push_uci(fresh, text)
+        assert engine.board.fen() == fresh.fen()
+        ply = engine.board.ply
+        assert ply == len(line)
+        assert np.array_equal(engine.board.pos.keys[:ply + 1], fresh.pos.keys[:ply + 1])
+
+    for count in range(1, len(moves) + 1):       # one move more each time, as a GUI sends them
+        position(moves[:count])
+        assert pushed == moves[count - 1:count]
+        assert_same_as_fresh(moves[:count])
+    position(moves[:100])                        # a take-back: replayed from the start
+    assert len(pushed) == 100
+    assert_same_as_fresh(moves[:100])
+    engine.handle("position startpos")           # a new game
+    assert engine.board.fen() == chess.STARTING_FEN
+    position(moves[:2] + ["e1e8"])               # an illegal move: set up to the move before it ...
+    position(moves[:4])                          # ... and the game goes on from there
+    assert pushed == moves[2:4]
+    assert_same_as_fresh(moves[:4])
