@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -50,3 +51,47 @@ def test_modules_left_out_of_the_cache_key_define_no_kernels() -> None:
     for name in PYTHON_ONLY_MODULES:
         text = (PACKAGE_DIR / name).read_text()
         assert "njit" not in text, name
+
+
+def test_engine_start_loads_cached_kernels_without_numba_compiler_setup() -> None:
+    code = textwrap.dedent(
+        """
+        import sys
+        from engine.warmup import load_kernels
+        load_kernels()
+        setup_skipped = "numba.cpython.setobj" not in sys.modules  # one of numba's compiler registries
+        from engine.board import Board
+        from engine.perft import perft  # a kernel load_kernels left for later
+        print(setup_skipped, perft(Board(), 3))
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["True", "8902"]
+
+
+def test_cache_miss_still_compiles_once_compiler_setup_is_skipped(tmp_path: Path) -> None:
+    (tmp_path / "fresh_kernel.py").write_text(textwrap.dedent(
+        """
+        from numba import njit
+
+        @njit(cache=True)
+        def distinct(values):
+            seen = set()  # needs numba's set implementation, registered by the compiler set-up
+            for value in values:
+                seen.add(value)
+            return len(seen)
+        """
+    ))
+    code = textwrap.dedent(
+        """
+        import numpy as np
+        from engine.warmup import skip_compiler_setup_on_cache_hits
+        skip_compiler_setup_on_cache_hits()
+        import fresh_kernel
+        print(fresh_kernel.distinct(np.array([3, 1, 3, 2, 1])), sum(fresh_kernel.distinct.stats.cache_hits.values()))
+        """
+    )
+    env = {**os.environ, "NUMBAT_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": str(tmp_path)}
+    runs = [subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True,
+                           check=True).stdout.split() for _ in range(2)]
+    assert runs == [["3", "0"], ["3", "1"]]  # compiled by the first process, loaded by the second
