@@ -4,7 +4,7 @@
 types the engine uses, which makes numba compile and cache it.  The install command
 in the README runs it, so the first game after installing starts as fast as every
 later one.  ``load_kernels`` is what the UCI loop runs at start-up: it loads the
-kernels a game needs from that cache, skipping numba's compiler set-up.
+kernels a game needs from that cache.
 """
 
 from __future__ import annotations
@@ -21,36 +21,13 @@ def settle_heap() -> None:
     gc.freeze()
 
 
-def skip_compiler_setup_on_cache_hits() -> None:
-    """From now on in this process, a kernel found in numba's disk cache loads without numba's compiler.
-
-    Before it even looks in the cache, numba sets up its whole compiler: it imports and
-    registers hundreds of typing and lowering implementations (0.2 s of a 1 s start
-    here).  Machine code loaded from the cache needs none of that, only numba's
-    runtime (NRT), which it links against; so we start the runtime and let a cache
-    lookup go straight to the disk.  A miss still compiles correctly, because numba's
-    compiler sets itself up before compiling.  Calling this twice is harmless.
-    """
-    import engine.jit  # noqa: F401  (points numba at our cache before numba is imported)
-    from numba.core.caching import Cache
-    from numba.core.registry import cpu_target
-    from numba.core.runtime import rtsys
-
-    def load_overload(cache: Cache, signature: object, target_context: object) -> object:
-        with cache._guard_against_spurious_io_errors():
-            return cache._load_overload(signature, target_context)
-
-    rtsys.initialize(cpu_target.target_context)
-    Cache.load_overload = load_overload  # type: ignore[method-assign]
-
-
 def load_kernels() -> None:
     """Bring the kernels a game needs into memory (from the disk cache when warm).
 
     Kernels used only by other commands (``go perft``, ``eval``, Syzygy files) load
-    when first used, which is quick once numba's compiler set-up is skipped.
+    when first used, which is quick because a cache hit skips numba's compiler set-up
+    (``engine.jit``).
     """
-    skip_compiler_setup_on_cache_hits()
     from engine.board import Board
     from engine.searcher import Searcher
     from engine.timeman import Limits

@@ -85,8 +85,7 @@ def test_cache_miss_still_compiles_once_compiler_setup_is_skipped(tmp_path: Path
     code = textwrap.dedent(
         """
         import numpy as np
-        from engine.warmup import skip_compiler_setup_on_cache_hits
-        skip_compiler_setup_on_cache_hits()
+        import engine.jit  # installs the cache-hit path that skips numba's compiler set-up
         import fresh_kernel
         print(fresh_kernel.distinct(np.array([3, 1, 3, 2, 1])), sum(fresh_kernel.distinct.stats.cache_hits.values()))
         """
