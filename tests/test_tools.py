@@ -253,3 +253,25 @@ def test_threads_tool_reports_time_to_depth_per_thread_count(capsys: pytest.Capt
     assert rows[0][3] == "1.00x"
     for row in rows:
         assert float(row[1]) > 0 and int(row[4]) > 1000
+
+
+def test_cache_diff_tells_identical_machine_code_from_changed(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    from engine.tools.cache_diff import main as cache_diff
+
+    def fill_cache(name: str, body: str) -> Path:
+        source = tmp_path / name / "tiny_kernel.py"
+        source.parent.mkdir()
+        source.write_text(f"from numba import njit\n\n@njit(cache=True)\ndef tiny(x):\n    return {body}\n")
+        code = "import tiny_kernel; print(tiny_kernel.tiny(3))"
+        env = {"PATH": "/usr/bin:/bin", "NUMBA_CACHE_DIR": str(tmp_path / name / "cache"),
+               "PYTHONPATH": str(source.parent)}
+        subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True)
+        return tmp_path / name / "cache"
+
+    first, same, changed = fill_cache("a", "x * 7 + 1"), fill_cache("b", "x * 7 + 1"), fill_cache("c", "x * x - 5")
+    monkeypatch.syspath_prepend(str(tmp_path / "a"))  # a cache entry names its module, which unpickling imports
+    assert cache_diff([str(first), str(same)]) == 0
+    assert "1 kernels identical, 0 differ" in capsys.readouterr().out
+    assert cache_diff([str(first), str(changed)]) == 1
+    assert "differs: tiny_kernel.tiny" in capsys.readouterr().out
