@@ -75,8 +75,8 @@ def _import_numba_array_support_without_scipy() -> None:
             del sys.modules["scipy.linalg"]
 
 
-def _compile_search_faster() -> None:
-    """Spare numba's front end two repeated jobs when it compiles the search (a miss only).
+def _spare_repeated_compiler_work() -> None:
+    """Spare numba's front end three repeated jobs, which made the search's compile slow (a miss only).
 
     Measured under cProfile on a cold cache, the search kernel's compile spent about
     half its time re-typing the whole function and a quarter copying inlined code:
@@ -153,8 +153,6 @@ def _compile_search_faster() -> None:
     InlineWorker.inline_function = inline_function  # type: ignore[method-assign]
     ir.Scope.__deepcopy__ = deepcopy_scope  # type: ignore[attr-defined]
 
-    InlineWorker.inline_function = inline_function  # type: ignore[method-assign]
-
 
 def _load_cached_kernel_without_compiler_setup() -> None:
     """Let a kernel found in the disk cache load without numba's compiler set-up.
@@ -175,7 +173,7 @@ def _load_cached_kernel_without_compiler_setup() -> None:
             loaded = cache._load_overload(signature, target_context)
         if loaded is None:  # a miss: the compiler runs next
             _import_numba_array_support_without_scipy()
-            _compile_search_faster()
+            _spare_repeated_compiler_work()
         return loaded
 
     Cache.load_overload = load_overload  # type: ignore[method-assign]
