@@ -7,6 +7,11 @@ gives a fresh directory, and an unchanged install always finds its warm cache.
 
 The directory is ``$NUMBAT_CACHE_DIR`` if set, else ``$XDG_CACHE_HOME/numbat``
 (default ``~/.cache/numbat``), with a ``numba-<hash>`` subfolder.
+
+Two adjustments to numba itself live here too, both tested in ``tests/test_cache.py``
+against the pinned numba: a cache hit loads without numba's compiler set-up (a
+faster start), and a miss spares numba's front end work it would repeat many times
+while compiling the search (a faster compile, the same machine code).
 """
 
 from __future__ import annotations
@@ -125,29 +130,29 @@ def _spare_repeated_compiler_work() -> None:
     typeinfer.TypeInferer.unify = checked_unify  # type: ignore[method-assign]
 
     untyped_ir: dict[object, object] = {}
-    scope_copies: list[dict[int, ir.Scope] | None] = [None]  # while inline_ir copies a callee: scope id -> copy
+    scope_copies: dict[int, ir.Scope] | None = None  # while inline_ir copies a callee: scope id -> its copy
 
     def inline_function(self: InlineWorker, caller_ir, block, i, function, arg_typs=None):
+        nonlocal scope_copies
         callee_ir = untyped_ir.get(function)
         if callee_ir is None:
             callee_ir = untyped_ir[function] = self.run_untyped_passes(function)
         fresh = callee_ir.copy()  # inline_ir deep-copies the blocks it changes
         fresh.func_id = callee_ir.func_id.derive()
-        outer, scope_copies[0] = scope_copies[0], {}
+        scope_copies = {}
         try:
             return self.inline_ir(caller_ir, block, i, fresh, function.__code__.co_freevars, arg_typs=arg_typs)
         finally:
-            scope_copies[0] = outer
+            scope_copies = None
 
     def deepcopy_scope(self: ir.Scope, memo: dict) -> ir.Scope:
-        shared = scope_copies[0]
-        if shared is not None and id(self) in shared:
-            return shared[id(self)]
+        if scope_copies is not None and id(self) in scope_copies:
+            return scope_copies[id(self)]
         clone = ir.Scope.__new__(ir.Scope)
         memo[id(self)] = clone
         clone.__dict__.update(copy.deepcopy(self.__dict__, memo))
-        if shared is not None:
-            shared[id(self)] = clone
+        if scope_copies is not None:
+            scope_copies[id(self)] = clone
         return clone
 
     InlineWorker.inline_function = inline_function  # type: ignore[method-assign]

@@ -98,7 +98,7 @@ def test_cache_miss_still_compiles_once_compiler_setup_is_skipped(tmp_path: Path
 
 def test_compiling_a_recursive_kernel_types_and_inlines_each_function_once(tmp_path: Path) -> None:
     """engine.jit spares numba's front end its repeated work on a cache miss (the search's
-    compile takes about half as long), and the compiled kernel computes the same."""
+    compile takes about a third of the time), and the compiled kernel computes the same."""
     (tmp_path / "recursive_kernel.py").write_text(textwrap.dedent(
         """
         from numba import njit
