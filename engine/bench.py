@@ -73,7 +73,7 @@ def run_bench(depth: int = BENCH_DEPTH, out: Callable[[str], None] = print) -> t
         searcher.new_game()
         board = Board(fen)
         start = time.perf_counter()
-        searcher.think(board, Limits(depth=depth), lambda line: None)
+        searcher.think(board, Limits(depth=depth), None)
         total_time += time.perf_counter() - start
         nodes = int(searcher.sd.counters[0])
         total_nodes += nodes

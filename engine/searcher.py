@@ -3,11 +3,12 @@ time control, the worker thread and its Lazy SMP helpers.
 
 ``Searcher.think`` calls the numba kernel ``engine.search.search`` once per depth
 (and per aspiration re-search and MultiPV line) with the root at ply 0.  The
-kernel runs without the GIL; a watchdog thread raises the shared stop flag when
-the hard time limit passes or ``stop`` arrives, and the kernel returns within a
-node.  Between iterations Python decides whether another depth fits in the soft
-limit, and reports each finished depth through the ``on_info`` callback as a UCI
-``info`` line.  The kernel never reads a clock and never prints.
+kernel runs without the GIL; ``stop`` raises the shared stop flag, and so does a
+watchdog thread when the hard time limit passes (only a search with a clock, or a
+ponder search that may get one, starts it), and the kernel returns within a node.
+Between iterations Python decides whether another depth fits in the soft limit, and
+reports each finished depth through the ``on_info`` callback as a UCI ``info`` line
+(``bench`` and the tools pass ``None``: no line is built).  The kernel never reads a clock and never prints.
 
 With ``Threads`` above 1 the search is Lazy SMP: each helper thread runs its own
 iterative deepening over its own copy of the position, with its own ``SearchData``
@@ -253,9 +254,11 @@ class Searcher:
 
     # -- the search ------------------------------------------------------------
 
-    def think(self, board: Board, limits: Limits, on_info: Callable[[str], None],
+    def think(self, board: Board, limits: Limits, on_info: Callable[[str], None] | None,
               start: float | None = None) -> tuple[int, int]:
         """Search ``board`` under ``limits``; returns (best move, ponder move), 0 for none.
+
+        ``on_info`` receives each UCI ``info`` line; with ``None`` no line is built.
 
         ``start`` is the ``time.perf_counter()`` at which the clock started (when ``go``
         arrived); by default, now.
@@ -280,12 +283,18 @@ class Searcher:
                     pass
             root_moves = [m for m in root_moves if m in wanted] or root_moves
         if not root_moves:
-            on_info(f"info depth 0 score {'mate 0' if board.is_check() else 'cp 0'}")
+            if on_info is not None:
+                on_info(f"info depth 0 score {'mate 0' if board.is_check() else 'cp 0'}")
             return 0, 0
         root_moves = self._tablebase_filter(board, root_moves, limits)
         if len(root_moves) == 1 and self._soft is not None:
             self._soft = min(self._soft, 0.01)  # forced move: answer at once
 
+        # The watchdog enforces the hard limit, which a ponderhit may set later; a search
+        # with neither (depth, nodes, mate, infinite) ends by itself or by ``stop``, and
+        # starting a thread for it would cost a millisecond or more on a busy machine.
+        if self._hard is None and not self._pondering:
+            return self._iterate(board, limits, root_moves, on_info)
         watchdog = threading.Thread(target=self._watch, name="numbat-watchdog", daemon=True)
         done = threading.Event()
         self._done = done
@@ -336,7 +345,7 @@ class Searcher:
                 return
 
     def _iterate(self, board: Board, limits: Limits, root_moves: list[int],
-                 on_info: Callable[[str], None]) -> tuple[int, int]:
+                 on_info: Callable[[str], None] | None) -> tuple[int, int]:
         """Iterative deepening with aspiration windows, helpers alongside; returns (best, ponder)."""
         data = self.fields
         count = len(root_moves)
@@ -358,7 +367,7 @@ class Searcher:
             self._stop_helpers()
 
     def _deepen(self, board: Board, limits: Limits, count: int, max_depth: int,
-                on_info: Callable[[str], None]) -> tuple[int, int]:
+                on_info: Callable[[str], None] | None) -> tuple[int, int]:
         """The main thread's iterations over the ``count`` root moves; returns (best, ponder)."""
         sd, data, ev, scratch = self.sd, self.fields, self.ev, self.tb_scratch
         lines: list[PvLine] = [PvLine(0, [int(data.root_moves[0])])]
@@ -377,7 +386,8 @@ class Searcher:
                 def report_bound(score: int, bound: str) -> None:
                     self._report_bound(board, depth, pv_index, score, bound, on_info)
 
-                score = self._search_root(sd, data, board, ev, scratch, depth, pv_index, count, guess, report_bound)
+                score = self._search_root(sd, data, board, ev, scratch, depth, pv_index, count, guess,
+                                          None if on_info is None else report_bound)
                 if self.control[K_STOP]:
                     break
                 pv = self._root_pv(data) or [int(data.root_moves[pv_index])]
@@ -388,7 +398,8 @@ class Searcher:
                 # alpha before the stop).  Single PV only: MultiPV lines need every move.
                 if multipv == 1 and self._partial is not None:
                     lines = [self._partial]
-                    on_info(self._info_line(board, depth, 1, self._partial))
+                    if on_info is not None:
+                        on_info(self._info_line(board, depth, 1, self._partial))
                 break
             if new_lines:
                 # Each line searched the moves the lines before it left over, so a later line
@@ -405,8 +416,9 @@ class Searcher:
             if self._stop_requested:
                 self.control[K_STOP] = 1
             self.stats.iteration_nodes.append(int(data.counters[C_NODES]) - iteration_start_nodes)
-            for index, line in enumerate(new_lines):
-                on_info(self._info_line(board, depth, index + 1, line))
+            if on_info is not None:
+                for index, line in enumerate(new_lines):
+                    on_info(self._info_line(board, depth, index + 1, line))
             if self.control[K_STOP]:
                 break
             if self._should_stop_after(depth, lines[0].score, limits):

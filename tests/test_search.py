@@ -418,3 +418,30 @@ def test_the_drivers_field_views_are_the_search_datas_own_arrays() -> None:
         assert np.shares_memory(fields.pv, sd.pv)
         fields.killers[3, 1] = 12345
         assert sd.killers[3, 1] == 12345
+
+
+def test_a_search_without_a_clock_starts_no_watchdog_and_a_silent_one_builds_no_info() -> None:
+    """Only a search with a hard time limit (or a ponder search, which may get one) needs the
+    watchdog thread; ``bench`` passes no ``on_info`` and searches exactly as a reported search."""
+    def watchdogs() -> int:
+        return sum(thread.name == "numbat-watchdog" for thread in threading.enumerate())
+
+    seen: dict[str, int] = {}
+
+    def depth_info(line: str) -> None:
+        seen["depth"] = max(seen.get("depth", 0), watchdogs())
+
+    def clock_info(line: str) -> None:
+        seen["clock"] = max(seen.get("clock", 0), watchdogs())
+
+    lines: list[str] = []
+    reported = Searcher(hash_mb=8)
+    best, ponder = reported.think(Board(BENCH_POSITIONS[2]), Limits(depth=7), lambda line: (lines.append(line),
+                                                                                            depth_info(line)))
+    silent = Searcher(hash_mb=8)
+    assert silent.think(Board(BENCH_POSITIONS[2]), Limits(depth=7), None) == (best, ponder)
+    assert silent.sd.counters[C_NODES] == reported.sd.counters[C_NODES] > 0
+    assert [line.split()[2] for line in lines if line.startswith("info depth")][-1] == "7"
+    Searcher(hash_mb=8).think(Board(BENCH_POSITIONS[2]), Limits(movetime=0.2), clock_info)
+    assert seen == {"depth": 0, "clock": 1}
+    assert watchdogs() == 0  # joined when the search ended

@@ -56,7 +56,7 @@ def main() -> int:
     cutoffs = np.zeros((CUTOFF_DEPTHS, 2, 2), dtype=np.int64)
     for fen in tqdm(BENCH_POSITIONS, desc="bench positions", unit="pos"):
         searcher.new_game()
-        searcher.think(Board(fen), Limits(depth=args.depth), lambda line: None)
+        searcher.think(Board(fen), Limits(depth=args.depth), None)
         nodes = searcher.stats.iteration_nodes
         for depth in log_ratios:
             if depth <= len(nodes) and nodes[depth - 2] > 0 and nodes[depth - 1] > 0:

@@ -278,7 +278,7 @@ def search_nps(path: str, count: int, depth: int, seed: int) -> None:
         for fen in fens:
             searcher.new_game()
             start = time.perf_counter()
-            searcher.think(Board(fen), Limits(depth=depth), lambda line: None)
+            searcher.think(Board(fen), Limits(depth=depth), None)
             elapsed += time.perf_counter() - start
             nodes += int(searcher.sd.counters[0])
             hits += int(searcher.sd.counters[2])

@@ -32,7 +32,7 @@ def time_to_depth(threads: int, depth: int, hash_mb: int, progress: bool = True)
     for fen in tqdm(BENCH_POSITIONS, desc=f"{threads} thread(s)", unit="pos", disable=not progress, leave=False):
         searcher.new_game()
         start = time.perf_counter()
-        searcher.think(Board(fen), Limits(depth=depth), lambda line: None)
+        searcher.think(Board(fen), Limits(depth=depth), None)
         seconds += time.perf_counter() - start
         nodes += searcher.nodes()
     return seconds, nodes
