@@ -275,3 +275,15 @@ def test_cache_diff_tells_identical_machine_code_from_changed(tmp_path: Path, ca
     assert "1 kernels identical, 0 differ" in capsys.readouterr().out
     assert cache_diff([str(first), str(changed)]) == 1
     assert "differs: tiny_kernel.tiny" in capsys.readouterr().out
+
+
+def test_speed_splits_bench_time_at_the_kernel_calls() -> None:
+    """``speed``'s driver figure: a real share of a whole ``bench``, and the kernel is restored."""
+    import engine.searcher
+    from engine.tools.speed import driver_time
+
+    kernel = engine.searcher.search
+    least, most, total = driver_time(1)
+    assert 0.0 < least <= most < total
+    assert least < 0.5 * total  # nearly all of bench is the kernel's
+    assert engine.searcher.search is kernel

@@ -6,9 +6,13 @@ Prints, for start position perft 6 and Kiwipete perft 5, our in-process nps (aft
 compilation, best of ``--repeat``) beside stockfish's ``go perft`` nps measured in
 the same run, and their ratio; then our ``bench`` (40 positions, fixed depth, one
 thread) against ``stockfish bench`` (its default: 16 MB hash, one thread, depth 13),
-each the ``Nodes/second`` of its own last line, best of ``--repeat``.  Then the start-up figures: the seconds until a fresh
-process has imported the engine and finished ``perft 1`` with a warm cache, and
-the ``uciok`` and ``readyok`` latencies of a fresh ``run_engine.py``.
+each the ``Nodes/second`` of its own last line, best of ``--repeat``.  Then how much of
+our ``bench`` time the Python driver spends outside the kernel (``bench`` run in this
+process with every kernel call timed; the least and most over ``--repeat`` runs): the
+host's speed wanders, and this split is the steadier figure for driver changes.  Then the
+start-up figures: the seconds until a fresh process has imported the engine and
+finished ``perft 1`` with a warm cache, and the ``uciok`` and ``readyok`` latencies of a
+fresh ``run_engine.py``.
 """
 
 from __future__ import annotations
@@ -81,6 +85,35 @@ def bench_nps(command: list[str], repeat: int) -> float:
     return best
 
 
+def driver_time(repeat: int) -> tuple[float, float, float]:
+    """(least, most) seconds of one in-process ``bench`` spent outside the search kernel
+    over ``repeat`` runs, and the whole ``bench`` time of the run with the least."""
+    import engine.searcher
+    from engine.bench import run_bench
+
+    kernel = engine.searcher.search
+    inside = [0.0]
+
+    def timed(*args):
+        start = time.perf_counter()
+        try:
+            return kernel(*args)
+        finally:
+            inside[0] += time.perf_counter() - start
+
+    outside: list[tuple[float, float]] = []
+    engine.searcher.search = timed
+    try:
+        for _ in range(repeat):
+            inside[0] = 0.0
+            _, total = run_bench(out=lambda line: None)
+            outside.append((total - inside[0], total))
+    finally:
+        engine.searcher.search = kernel
+    least, most = min(outside), max(outside)
+    return least[0], most[0], least[1]
+
+
 def startup_times() -> dict[str, float]:
     """Warm-cache start-up: import + perft 1, and uciok / readyok latencies."""
     code = "from engine.board import Board; from engine.perft import perft; perft(Board(), 1)"
@@ -125,6 +158,9 @@ def main() -> int:
     ours = bench_nps([sys.executable, str(REPO / "run_engine.py"), "bench"], args.repeat)
     theirs = bench_nps([args.stockfish, "bench"], args.repeat) if have_sf else float("nan")
     print(f"{'bench':10} {'':5} {ours / 1e6:12.2f} {theirs / 1e6:15.2f} {ours / theirs:6.2f}")
+    least, most, total = driver_time(args.repeat)
+    print(f"bench time outside the kernel: {1000 * least:.0f}-{1000 * most:.0f} ms "
+          f"({100 * least / total:.1f}% of {total:.2f} s at the least)")
     for label, seconds in startup_times().items():
         print(f"{label}: {seconds:.2f} s")
     return 0
