@@ -8,7 +8,8 @@ watchdog thread when the hard time limit passes (only a search with a clock, or 
 ponder search that may get one, starts it), and the kernel returns within a node.
 Between iterations Python decides whether another depth fits in the soft limit, and
 reports each finished depth through the ``on_info`` callback as a UCI ``info`` line
-(``bench`` and the tools pass ``None``: no line is built).  The kernel never reads a clock and never prints.
+(``bench`` and the tools pass ``None``: no line is built).  The kernel never reads a
+clock and never prints.
 
 With ``Threads`` above 1 the search is Lazy SMP: each helper thread runs its own
 iterative deepening over its own copy of the position, with its own ``SearchData``
