@@ -427,17 +427,17 @@ def test_a_search_without_a_clock_starts_no_watchdog_and_a_silent_one_builds_no_
         return sum(thread.name == "numbat-watchdog" for thread in threading.enumerate())
 
     seen: dict[str, int] = {}
+    lines: list[str] = []
 
     def depth_info(line: str) -> None:
+        lines.append(line)
         seen["depth"] = max(seen.get("depth", 0), watchdogs())
 
     def clock_info(line: str) -> None:
         seen["clock"] = max(seen.get("clock", 0), watchdogs())
 
-    lines: list[str] = []
     reported = Searcher(hash_mb=8)
-    best, ponder = reported.think(Board(BENCH_POSITIONS[2]), Limits(depth=7), lambda line: (lines.append(line),
-                                                                                            depth_info(line)))
+    best, ponder = reported.think(Board(BENCH_POSITIONS[2]), Limits(depth=7), depth_info)
     silent = Searcher(hash_mb=8)
     assert silent.think(Board(BENCH_POSITIONS[2]), Limits(depth=7), None) == (best, ponder)
     assert silent.sd.counters[C_NODES] == reported.sd.counters[C_NODES] > 0

@@ -92,22 +92,23 @@ def driver_time(repeat: int) -> tuple[float, float, float]:
     from engine.bench import run_bench
 
     kernel = engine.searcher.search
-    inside = [0.0]
+    inside = 0.0
 
     def timed(*args):
+        nonlocal inside
         start = time.perf_counter()
         try:
             return kernel(*args)
         finally:
-            inside[0] += time.perf_counter() - start
+            inside += time.perf_counter() - start
 
     outside: list[tuple[float, float]] = []
     engine.searcher.search = timed
     try:
         for _ in range(repeat):
-            inside[0] = 0.0
+            inside = 0.0
             _, total = run_bench(out=lambda line: None)
-            outside.append((total - inside[0], total))
+            outside.append((total - inside, total))
     finally:
         engine.searcher.search = kernel
     least, most = min(outside), max(outside)
