@@ -11,8 +11,15 @@ Sub-commands for testers, as Stockfish has them:
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
+
+# numpy's BLAS (OpenBLAS, MKL) starts a pool of one thread per core when numpy is
+# imported.  The engine never multiplies matrices: those threads would only take memory
+# and, as they spin after start-up, CPU that a tester running many engines at once needs.
+# The engine's own threads are the ``Threads`` option's.  A user's explicit setting wins.
+BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 
 def _perft(depth: int, fen: str | None) -> int:
@@ -55,6 +62,8 @@ def _eval(fen: str | None) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``numbat`` console script and of ``run_engine.py``."""
     argv = sys.argv[1:] if argv is None else argv
+    for variable in BLAS_THREAD_VARIABLES:  # before anything imports numpy
+        os.environ.setdefault(variable, "1")
     if not argv:
         from engine.uci import main as uci_main
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -151,3 +152,27 @@ def test_position_that_extends_the_last_one_plays_only_the_new_moves(monkeypatch
     position(moves[:4])                          # ... and the game goes on from there
     assert pushed == moves[2:4]
     assert_same_as_fresh(moves[:4])
+
+
+def test_engine_process_starts_no_blas_thread_pool() -> None:
+    # numpy's OpenBLAS starts one thread per core beyond the first at import; the engine
+    # asks for none.  `eval` loads numpy and numba but starts no thread of its own, so the
+    # process must end with its main thread alone.
+    assert os.cpu_count() > 1  # on one core there is no pool, and the count below would prove nothing
+    script = ("import os, sys; from engine.cli import main; main(['eval']); "
+              "print(len(os.listdir('/proc/self/task')), os.environ['OPENBLAS_NUM_THREADS'])")
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=str(REPO),
+                         env=env)
+    assert out.returncode == 0, out.stderr
+    threads, setting = out.stdout.split()[-2:]
+    assert (threads, setting) == ("1", "1")
+
+
+def test_explicit_blas_thread_setting_is_respected() -> None:
+    script = "import os; from engine.cli import main; main(['eval']); print(os.environ['OPENBLAS_NUM_THREADS'])"
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "2"}
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=str(REPO),
+                         env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split()[-1] == "2"
