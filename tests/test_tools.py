@@ -1,4 +1,4 @@
-"""The match and suite runners (engine.tools.match / engine.tools.suite), end to end.
+"""The match, PGN-statistics and suite runners (engine.tools.match / pgn_stats / suite), end to end.
 
 The Numbat tests start the real engine (``run_engine.py``) and need it to answer
 ``go nodes N``.  The runner's own bookkeeping (faults, pairs, SPRT stop) is
@@ -19,6 +19,9 @@ import numpy as np
 import pytest
 
 from engine.tools.match import EngineConfig, MatchConfig, SprtConfig, run_match
+from engine.tools.pgn_stats import main as pgn_stats_main
+from engine.tools.pgn_stats import read_games, tally
+from engine.tools.stats import elo_pentanomial, sprt_pentanomial
 from engine.tools.progress import ProgressBar
 from engine.tools.suite import load_suite, run_suite
 
@@ -134,6 +137,68 @@ def test_runner_counts_illegal_moves_and_pairs(tmp_path: Path) -> None:
     games = _read_games(pgn)
     assert len(games) == 4
     assert all(g.headers["Termination"] == "illegal move" for g in games)
+
+
+def test_pgn_stats_reads_back_what_the_runner_counted(tmp_path: Path) -> None:
+    pgn = tmp_path / "two_pairings.pgn"
+    runs = []
+    for names, modes, games in ((("good", "bad"), ("random", "illegal"), 4),
+                                (("left", "right"), ("random", "random"), 6)):
+        config = MatchConfig(engines=[_scripted(tmp_path, modes[0], names[0]), _scripted(tmp_path, modes[1], names[1])],
+                             nodes=1, games=games, maxmoves=30, pgn_out=str(pgn), progress=False, seed=5)
+        runs.append(run_match(config))
+    pairings, engines = tally(read_games([pgn]))
+    assert len(pairings) == 2
+    for run, pooled in zip(runs, pairings):
+        counted = run.pairings[0]
+        assert (pooled.first, pooled.second) == (counted.first, counted.second)
+        assert (pooled.wins, pooled.draws, pooled.losses) == (counted.wins, counted.draws, counted.losses)
+        assert pooled.pentanomial == counted.pentanomial
+        for name, totals in run.engines.items():
+            assert engines[name] == totals
+    assert engines["bad"].illegal_moves == 4
+
+
+def _write_game(handle, white: str, black: str, round_tag: str, result: str, termination: str,
+                moves: str = "e2e4") -> None:
+    """Append one game in the runner's header layout."""
+    game = chess.pgn.Game()
+    game.headers.update(White=white, Black=black, Round=round_tag, Result=result, Termination=termination)
+    node = game
+    for uci in moves.split():
+        node = node.add_variation(chess.Move.from_uci(uci))
+    handle.write(str(game) + "\n\n")
+
+
+def test_pgn_stats_pools_files_pairs_and_recorded_counts(tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    first, second = tmp_path / "a.pgn", tmp_path / "b.pgn"
+    with open(first, "w", encoding="utf-8") as handle:
+        _write_game(handle, "exp", "main", "1.1", "1-0", "checkmate")
+        _write_game(handle, "main", "exp", "1.2", "1/2-1/2", "threefold repetition")   # pair 1: 1.5 points
+        _write_game(handle, "exp", "main", "2.1", "0-1", "time forfeit")              # its pair never finished
+    with open(second, "w", encoding="utf-8") as handle:
+        _write_game(handle, "main", "exp", "1.1", "1-0", "adjudication: resign")      # pair numbers restart
+        # White (exp) to move and out of time, but Black cannot mate: a draw, still exp's forfeit.
+        _write_game(handle, "exp", "main", "1.2", "1/2-1/2", "time forfeit (opponent cannot mate)", "e2e4 e7e5")
+        _write_game(handle, "exp", "main", "2.1", "*", "")                             # unfinished: skipped
+    pairings, engines = tally(read_games([first, second]), first="exp")
+    assert len(pairings) == 1
+    pooled = pairings[0]
+    assert (pooled.first, pooled.second) == ("exp", "main")
+    assert (pooled.wins, pooled.draws, pooled.losses) == (1, 2, 2)
+    assert pooled.pentanomial == [0, 1, 0, 1, 0]  # b.pgn's pair scores 0.5 for exp
+    assert (engines["exp"].time_losses, engines["main"].time_losses) == (2, 0)
+
+    assert pgn_stats_main([str(first), str(second), "--first", "exp", "--pairs", "3,10,20,12,5",
+                           "--sprt", "elo0=0", "elo1=10"]) == 0
+    out = capsys.readouterr().out
+    counts = [3, 11, 20, 13, 5]
+    assert out.startswith("5 games from 2 file(s), 1 without their pair's other game, plus 50 recorded pairs")
+    assert f"Elo {elo_pentanomial(counts).format()}" in out
+    assert f"SPRT {sprt_pentanomial(counts, 0, 10).format()}" in out
+    with pytest.raises(SystemExit):
+        pgn_stats_main([str(first), "--pairs", "1,2,3"])
 
 
 def test_sprt_stops_a_decided_match(tmp_path: Path) -> None:

@@ -271,7 +271,7 @@ def _parse_bool(text: str) -> bool:
     raise ValueError(f"expected a boolean, got {text!r}")
 
 
-def _build(cls: type, tokens: Sequence[str], what: str) -> Any:
+def parse_settings(cls: type, tokens: Sequence[str], what: str) -> Any:
     """Instantiate a frozen dataclass of numbers/bools from ``key=value`` tokens, defaults for missing keys."""
     pairs = parse_key_values(tokens, what)
     fields = {f.name: f for f in dataclasses.fields(cls)}
@@ -866,6 +866,30 @@ def _unique_names(engines: list[EngineConfig]) -> None:
             engine.name = f"{engine.name}-{count}"
 
 
+def count_game(game: GameRecord, pairing: PairingResult, engines: dict[str, EngineStats]) -> float:
+    """Add ``game`` to its pairing's W/D/L and both engines' totals; return the pairing's first engine's points."""
+    score = game.score_for(pairing.first)
+    if score == 1.0:
+        pairing.wins += 1
+    elif score == 0.0:
+        pairing.losses += 1
+    else:
+        pairing.draws += 1
+    for name in (game.white, game.black):
+        es = engines[name]
+        es.games += 1
+        points = game.score_for(name)
+        es.wins += points == 1.0
+        es.draws += points == 0.5
+        es.losses += points == 0.0
+    if game.faulty_engine is not None:
+        es = engines[game.faulty_engine]
+        es.time_losses += game.fault == "time"
+        es.illegal_moves += game.fault == "illegal"
+        es.crashes += game.fault == "crash"
+    return score
+
+
 def _status_line(result: MatchResult) -> str:
     """Progress text: the first engine's running W/D/L and Elo, plus the LLR under SPRT."""
     first = result.engines[result.config.engines[0].name]
@@ -952,25 +976,7 @@ def run_match(config: MatchConfig, on_game: Callable[[GameRecord], None] | None 
     def record_game(game: GameRecord) -> None:
         result.games.append(game)
         pairing = pairings[game.pairing]
-        score = game.score_for(pairing.first)
-        if score == 1.0:
-            pairing.wins += 1
-        elif score == 0.0:
-            pairing.losses += 1
-        else:
-            pairing.draws += 1
-        for name in (game.white, game.black):
-            es = result.engines[name]
-            es.games += 1
-            points = game.score_for(name)
-            es.wins += points == 1.0
-            es.draws += points == 0.5
-            es.losses += points == 0.0
-        if game.faulty_engine is not None:
-            es = result.engines[game.faulty_engine]
-            es.time_losses += game.fault == "time"
-            es.illegal_moves += game.fault == "illegal"
-            es.crashes += game.fault == "crash"
+        score = count_game(game, pairing, result.engines)
         key = (game.pairing, game.pair)
         if key in pending:
             pair_points = pending.pop(key) + score
@@ -1048,7 +1054,16 @@ def format_report(result: MatchResult) -> str:
     cfg = result.config
     lines = [f"Match: {_limit_text(cfg)}, {len(result.games)} games in {result.elapsed:.1f}s, "
              f"openings {cfg.openings or 'start position'} (seed {result.seed}), {result.stopped}"]
-    for p in result.pairings:
+    lines += results_lines(result.pairings, result.engines, result.games, result.sprt)
+    return "\n".join(lines)
+
+
+def results_lines(pairings: Sequence[PairingResult], engines: dict[str, EngineStats],
+                  games: Sequence[GameRecord], sprt: stats.SprtResult | None) -> list[str]:
+    """The report's body: each pairing's score, Elo and LOS, the SPRT, each engine's totals and faults, and
+    how the games ended."""
+    lines: list[str] = []
+    for p in pairings:
         elo = p.elo()
         pairs = sum(p.pentanomial)
         lines.append("")
@@ -1057,21 +1072,21 @@ def format_report(result: MatchResult) -> str:
         kind = f"pentanomial, {pairs} pairs {p.pentanomial}" if pairs else "trinomial"
         lines.append(f"  Elo {elo.format()}  (95%, logistic, {kind})")
         lines.append(f"  LOS {100 * p.los():.1f}%")
-    if result.sprt is not None:
-        lines.append(f"  SPRT {result.sprt.format()}")
+    if sprt is not None:
+        lines.append(f"  SPRT {sprt.format()}")
     lines.append("")
     header = f"{'engine':<24}{'games':>7}{'score':>9}{'W':>6}{'D':>6}{'L':>6}{'time':>6}{'illegal':>9}{'crash':>7}"
     lines.append(header)
-    for es in result.engines.values():
+    for es in engines.values():
         lines.append(f"{es.name:<24}{es.games:>7}{es.points:>9g}{es.wins:>6}{es.draws:>6}{es.losses:>6}"
                      f"{es.time_losses:>6}{es.illegal_moves:>9}{es.crashes:>7}")
     terminations: dict[str, int] = {}
-    for game in result.games:
+    for game in games:
         terminations[game.termination] = terminations.get(game.termination, 0) + 1
     if terminations:
         lines.append("")
         lines.append("terminations: " + ", ".join(f"{k} {v}" for k, v in sorted(terminations.items())))
-    return "\n".join(lines)
+    return lines
 
 
 # ---------------------------------------------------------------------------
@@ -1127,10 +1142,10 @@ def config_from_args(args: argparse.Namespace) -> MatchConfig:
         openings=args.openings, opening_order=args.order, opening_plies=args.opening_plies, seed=args.seed,
         tc=args.tc, nodes=args.nodes, depth=args.depth, movetime=args.movetime, timemargin_ms=args.timemargin,
         games=args.games, rounds=args.rounds, concurrency=args.concurrency,
-        draw=_build(DrawAdjudication, args.draw, "--draw") if args.draw is not None else None,
-        resign=_build(ResignAdjudication, args.resign, "--resign") if args.resign is not None else None,
+        draw=parse_settings(DrawAdjudication, args.draw, "--draw") if args.draw is not None else None,
+        resign=parse_settings(ResignAdjudication, args.resign, "--resign") if args.resign is not None else None,
         tb_path=args.tb, maxmoves=args.maxmoves, pgn_out=args.pgn,
-        sprt=_build(SprtConfig, args.sprt, "--sprt") if args.sprt is not None else None,
+        sprt=parse_settings(SprtConfig, args.sprt, "--sprt") if args.sprt is not None else None,
         gauntlet=args.gauntlet, event=args.event, progress=not args.no_progress,
         start_timeout=args.start_timeout, hang_timeout=args.hang_timeout)
 
