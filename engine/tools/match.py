@@ -890,6 +890,17 @@ def count_game(game: GameRecord, pairing: PairingResult, engines: dict[str, Engi
     return score
 
 
+def complete_pair(pending: dict[Any, float], key: Any, pairing: PairingResult, score: float) -> bool:
+    """Hold ``score`` until the other game of pair ``key`` arrives; then add the pair to the pentanomial.
+
+    Returns True when this game completed a pair."""
+    if key not in pending:
+        pending[key] = score
+        return False
+    pairing.pentanomial[round(2 * (pending.pop(key) + score))] += 1
+    return True
+
+
 def _status_line(result: MatchResult) -> str:
     """Progress text: the first engine's running W/D/L and Elo, plus the LLR under SPRT."""
     first = result.engines[result.config.engines[0].name]
@@ -977,18 +988,13 @@ def run_match(config: MatchConfig, on_game: Callable[[GameRecord], None] | None 
         result.games.append(game)
         pairing = pairings[game.pairing]
         score = count_game(game, pairing, result.engines)
-        key = (game.pairing, game.pair)
-        if key in pending:
-            pair_points = pending.pop(key) + score
-            pairing.pentanomial[round(2 * pair_points)] += 1
+        if complete_pair(pending, (game.pairing, game.pair), pairing, score):
             if config.sprt is not None and result.stopped == "completed":
                 s = config.sprt
                 result.sprt = stats.sprt_pentanomial(pairing.pentanomial, s.elo0, s.elo1, s.alpha, s.beta)
                 if result.sprt.decision != "continue":
                     result.stopped = f"SPRT {result.sprt.decision}"
                     stop.set()
-        else:
-            pending[key] = score
         if pgn_file is not None:
             pgn_file.write(game.pgn + "\n\n")
             pgn_file.flush()

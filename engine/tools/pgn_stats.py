@@ -35,13 +35,14 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TextIO
 
 import chess
 import chess.pgn
 
 from engine.tools import stats
 from engine.tools.match import (
-    EngineStats, GameRecord, PairingResult, SprtConfig, count_game, parse_settings, results_lines,
+    EngineStats, GameRecord, PairingResult, SprtConfig, complete_pair, count_game, parse_settings, results_lines,
 )
 
 FAULTS = (("time forfeit", "time"), ("illegal move", "illegal"), ("engine crash", "crash"))
@@ -97,7 +98,7 @@ def read_games(paths: Sequence[str | Path]) -> list[tuple[int, GameRecord]]:
     return games
 
 
-def _side_to_move_at_end(handle, offset: int, white: str, black: str) -> str:
+def _side_to_move_at_end(handle: TextIO, offset: int, white: str, black: str) -> str:
     """Name of the side to move in the last position of the game that starts at ``offset``."""
     resume = handle.tell()
     handle.seek(offset)
@@ -107,13 +108,11 @@ def _side_to_move_at_end(handle, offset: int, white: str, black: str) -> str:
     return white if game.end().board().turn == chess.WHITE else black
 
 
-def tally(games: Sequence[tuple[int, GameRecord]], first: str | None = None,
-          extra_pairs: Sequence[int] | None = None) -> tuple[list[PairingResult], dict[str, EngineStats]]:
+def tally(games: Sequence[tuple[int, GameRecord]],
+          first: str | None = None) -> tuple[list[PairingResult], dict[str, EngineStats]]:
     """Pairings (W/D/L and pentanomial) and engine totals over ``games`` from :func:`read_games`.
 
-    ``first`` names the engine whose point of view its pairings take; ``extra_pairs`` (five
-    counts) is added to the pentanomial of the only pairing.  Raises ``ValueError`` when
-    ``extra_pairs`` is given and the games hold more than one pairing.
+    ``first`` names the engine whose point of view its pairings take.
     """
     pairings: list[PairingResult] = []
     by_names: dict[frozenset[str], int] = {}
@@ -133,17 +132,7 @@ def tally(games: Sequence[tuple[int, GameRecord]], first: str | None = None,
         for name in (game.white, game.black):
             engines.setdefault(name, EngineStats(name))
         score = count_game(game, pairings[game.pairing], engines)
-        key = (file_index, game.pairing, game.pair)
-        if key in pending:
-            pairings[game.pairing].pentanomial[round(2 * (pending.pop(key) + score))] += 1
-        else:
-            pending[key] = score
-    if extra_pairs is not None:
-        if len(extra_pairs) != 5 or any(n < 0 for n in extra_pairs):
-            raise ValueError(f"--pairs needs five counts of at least 0, not {list(extra_pairs)}")
-        if len(pairings) != 1:
-            raise ValueError(f"--pairs adds to one pairing, and the files hold {len(pairings)}")
-        pairings[0].pentanomial = [a + b for a, b in zip(pairings[0].pentanomial, extra_pairs)]
+        complete_pair(pending, (file_index, game.pairing, game.pair), pairings[game.pairing], score)
     return pairings, engines
 
 
@@ -168,17 +157,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         extra = [int(n) for n in args.pairs.split(",")] if args.pairs else None
         sprt_config = parse_settings(SprtConfig, args.sprt, "--sprt") if args.sprt is not None else None
+        if extra is not None and (len(extra) != 5 or any(n < 0 for n in extra)):
+            raise ValueError(f"--pairs needs five counts of at least 0, not {args.pairs}")
         games = read_games(args.pgn)
-        pairings, engines = tally(games, args.first, extra)
+        pairings, engines = tally(games, args.first)
     except (OSError, ValueError) as exc:
         parser.error(str(exc))
+    unpaired = sum(p.games for p in pairings) - 2 * sum(sum(p.pentanomial) for p in pairings)
+    if extra is not None:
+        if len(pairings) != 1:
+            parser.error(f"--pairs adds to one pairing, and the files hold {len(pairings)}")
+        pairings[0].pentanomial = [a + b for a, b in zip(pairings[0].pentanomial, extra)]
     sprt = None
     if sprt_config is not None:
         if len(pairings) != 1:
             parser.error(f"--sprt judges one pairing, and the files hold {len(pairings)}")
         s = sprt_config
         sprt = stats.sprt_pentanomial(pairings[0].pentanomial, s.elo0, s.elo1, s.alpha, s.beta)
-    unpaired = sum(p.games for p in pairings) - 2 * sum(sum(p.pentanomial) for p in pairings) + 2 * sum(extra or [])
     lines = [f"{len(games)} games from {len(args.pgn)} file(s)"
              + (f", {unpaired} without their pair's other game" if unpaired else "")
              + (f", plus {sum(extra)} recorded pairs" if extra else "")]
