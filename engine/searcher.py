@@ -6,7 +6,9 @@ time control, the worker thread and its Lazy SMP helpers.
 kernel runs without the GIL; ``stop`` raises the shared stop flag, and so does a
 watchdog thread when the hard time limit passes (only a search with a clock, or a
 ponder search that may get one, starts it), and the kernel returns within a node.
-Between iterations Python decides whether another depth fits in the soft limit, and
+Between iterations Python decides whether another depth fits in the soft limit (from
+depth 5 stretched or shrunk by the best root move's share of the last iteration's nodes:
+a contested move earns more time, a settled one less), and
 reports each finished depth through the ``on_info`` callback as a UCI ``info`` line
 (``bench`` and the tools pass ``None``: no line is built).  The kernel never reads a
 clock and never prints.
