@@ -414,7 +414,6 @@ class Searcher:
                 # the lines best first, and start the next iteration in that order.
                 order = sorted(range(len(new_lines)), key=lambda k: -new_lines[k].score)
                 data.root_moves[:len(new_lines)] = [int(data.root_moves[k]) for k in order]
-                data.root_nodes[:len(new_lines)] = [int(data.root_nodes[k]) for k in order]
                 new_lines = [new_lines[k] for k in order]
                 lines = new_lines + lines[len(new_lines):] if len(new_lines) < len(lines) else new_lines
                 lines = lines[:multipv]
@@ -518,7 +517,7 @@ class Searcher:
         share = int(nodes[0]) / total  # the root moves are sorted: the first is the best
         return (NODE_SHARE_BASE - share) * NODE_SHARE_SCALE
 
-    def _should_stop_after(self, depth: int, score: int, limits: Limits, time_scale: float = 1.0) -> bool:
+    def _should_stop_after(self, depth: int, score: int, limits: Limits, time_scale: float) -> bool:
         """Whether the finished ``depth`` should be the last one (``time_scale`` stretches the soft limit)."""
         if limits.mate and score >= MATE_IN_MAX_PLY and (MATE - score + 1) // 2 <= limits.mate:
             return True
