@@ -35,6 +35,7 @@ packed in one array (``engine.syzygy.pack_tablebases``), unpacked only to probe:
     excluded           int32[MAX_PLY + 2]              move excluded by a singular search
     root_moves         int32[MAX_MOVES]                root moves, best first (set by Python)
     root_scores        int32[MAX_MOVES]                score of each root move this iteration
+    root_nodes         int64[MAX_MOVES]                nodes spent below each root move (zeroed by Python per depth)
     root_info          int64[2]                        ROOT_COUNT, ROOT_PV_START (MultiPV line)
     counters           int64[20]                       C_* statistics (nodes, seldepth, ...), then the
                                                        cutoff table from C_CUTOFFS (see ``cutoff_slot``)
@@ -160,6 +161,7 @@ SEARCH_DATA_FIELDS = [
     ("excluded", np.int32, (MAX_PLY + 2,)),
     ("root_moves", np.int32, (MAX_MOVES,)),
     ("root_scores", np.int32, (MAX_MOVES,)),
+    ("root_nodes", np.int64, (MAX_MOVES,)),
     ("root_info", np.int64, (2,)),
     ("counters", np.int64, (COUNTERS_SIZE,)),
     ("reductions", np.int32, (64, 64)),
@@ -654,6 +656,7 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
                 extension = -1
         piece_to = piece_to_index(pos, move)
         sd.path_moves[ply] = piece_to
+        nodes_before = counters[C_NODES]
         make_move(pos, tab, move)
         move_checks = in_check(pos, tab)
 
@@ -701,6 +704,8 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
         if root:
             sd.root_scores[sd.root_info[ROOT_PV_START] + slot] = score if (moves_searched == 1 or score > alpha) \
                 else -INFINITE
+            # The time manager reads how much of the effort went to the move that stays best.
+            sd.root_nodes[sd.root_info[ROOT_PV_START] + slot] += counters[C_NODES] - nodes_before
 
         # Step 16. Keep the best move; raise alpha; cut off at beta.
         if score > best:

@@ -6,7 +6,9 @@ time control, the worker thread and its Lazy SMP helpers.
 kernel runs without the GIL; ``stop`` raises the shared stop flag, and so does a
 watchdog thread when the hard time limit passes (only a search with a clock, or a
 ponder search that may get one, starts it), and the kernel returns within a node.
-Between iterations Python decides whether another depth fits in the soft limit, and
+Between iterations Python decides whether another depth fits in the soft limit (from
+depth 5 stretched or shrunk by the best root move's share of the last iteration's nodes:
+a contested move earns more time, a settled one less), and
 reports each finished depth through the ``on_info`` callback as a UCI ``info`` line
 (``bench`` and the tools pass ``None``: no line is built).  The kernel never reads a
 clock and never prints.
@@ -53,6 +55,9 @@ ASPIRATION_MAX_DELTA = 500   # past this half-width, the side that failed opens 
 BOUND_REPORT_AFTER = 1.0     # seconds: report lowerbound/upperbound lines only in long searches
 WATCHDOG_PERIOD = 0.010      # longest sleep of the watchdog between clock checks
 SOFT_LIMIT_NEXT_DEPTH = 0.6  # do not start a new depth after this share of the soft limit
+NODE_SHARE_MIN_DEPTH = 5     # from this depth the soft limit follows the best move's share of the nodes:
+NODE_SHARE_BASE = 1.5        # soft x (base - share) x scale, so a best move that took nearly all the
+NODE_SHARE_SCALE = 1.35      # effort (settled) stops early, and a contested one earns more time
 MAX_SEARCH_DEPTH = MAX_PLY - 8
 MAX_THREADS = 256            # the Threads option's upper end
 
@@ -376,6 +381,7 @@ class Searcher:
         for depth in range(1, max_depth + 1):
             self._main_depth = depth
             iteration_start_nodes = int(data.counters[C_NODES])
+            data.root_nodes[:] = 0
             multipv = min(self.multipv, count)
             new_lines: list[PvLine] = []
             data.counters[C_SELDEPTH] = 0
@@ -422,7 +428,7 @@ class Searcher:
                     on_info(self._info_line(board, depth, index + 1, line))
             if self.control[K_STOP]:
                 break
-            if self._should_stop_after(depth, lines[0].score, limits):
+            if self._should_stop_after(depth, lines[0].score, limits, self._time_scale(depth, multipv, count)):
                 break
 
         self.stats.cutoffs = data.counters[C_CUTOFFS:C_CUTOFFS + CUTOFF_DEPTHS * 4].reshape(CUTOFF_DEPTHS, 2, 2).copy()
@@ -499,15 +505,27 @@ class Searcher:
         except Exception as error:  # a helper must never take the engine down: the main thread plays on
             self.helper_errors.append(error)
 
-    def _should_stop_after(self, depth: int, score: int, limits: Limits) -> bool:
-        """Whether the finished ``depth`` should be the last one."""
+    def _time_scale(self, depth: int, multipv: int, count: int) -> float:
+        """Factor on the soft limit after ``depth``: the less of the iteration's nodes the best
+        move took, the more the other moves contested it, and the more time the next depth earns."""
+        if depth < NODE_SHARE_MIN_DEPTH or multipv != 1:
+            return 1.0
+        nodes = self.fields.root_nodes[:count]
+        total = int(nodes.sum())
+        if total == 0:
+            return 1.0
+        share = int(nodes[0]) / total  # the root moves are sorted: the first is the best
+        return (NODE_SHARE_BASE - share) * NODE_SHARE_SCALE
+
+    def _should_stop_after(self, depth: int, score: int, limits: Limits, time_scale: float) -> bool:
+        """Whether the finished ``depth`` should be the last one (``time_scale`` stretches the soft limit)."""
         if limits.mate and score >= MATE_IN_MAX_PLY and (MATE - score + 1) // 2 <= limits.mate:
             return True
         if self.control[K_NODE_LIMIT] and self.fields.counters[C_NODES] >= self.control[K_NODE_LIMIT]:
             return True
         with self._lock:
             soft, pondering = self._soft, self._pondering
-        return soft is not None and not pondering and self.elapsed() >= SOFT_LIMIT_NEXT_DEPTH * soft
+        return soft is not None and not pondering and self.elapsed() >= SOFT_LIMIT_NEXT_DEPTH * soft * time_scale
 
     @staticmethod
     def _root_pv(data: SimpleNamespace) -> list[int]:
@@ -527,6 +545,7 @@ class Searcher:
         order = np.argsort(-data.root_scores[start:count], kind="stable") + start
         data.root_moves[start:count] = data.root_moves[order]
         data.root_scores[start:count] = data.root_scores[order]
+        data.root_nodes[start:count] = data.root_nodes[order]
 
     def _ponder_from_tt(self, board: Board, best: int) -> int:
         """A reply to ``best`` from the transposition table, if it is legal."""

@@ -23,7 +23,7 @@ from engine.moveorder import (
 from engine.search import (
     C_NODES, CONFIG_SIZE, INFINITE, ROOT_COUNT, ROOT_PV_START, new_search_data, search,
 )
-from engine.searcher import ASPIRATION_DELTA, Searcher, widen_window
+from engine.searcher import ASPIRATION_DELTA, NODE_SHARE_MIN_DEPTH, Searcher, widen_window
 from engine.timeman import Limits
 from engine.tt import new_table
 
@@ -159,6 +159,29 @@ def test_unfinished_iteration_keeps_a_root_move_that_proved_better() -> None:
             if last[last.index("pv") + 1] != complete[-1][complete[-1].index("pv") + 1]:
                 changed_mind += 1
     assert changed_mind > 0
+
+
+def test_time_follows_the_best_moves_share_of_the_nodes() -> None:
+    """The root counts the nodes below each of its moves, and the soft limit follows the best
+    move's share: a forced recapture (the other moves are refuted at once) stops early, an
+    opening position where many moves are contested earns more time."""
+    searcher = Searcher(hash_mb=8)
+    scales = {}
+    for name, fen in [("recapture", "rnbQkbnr/ppp1pppp/8/8/8/8/PPPP1PPP/RNB1KBNR b KQkq - 0 3"),
+                      ("opening", chess.STARTING_FEN)]:
+        searcher.new_game()
+        board = Board(fen)
+        best, _ = searcher.think(board, Limits(depth=10), None)
+        count = len(board.legal_moves())
+        nodes = searcher.fields.root_nodes[:count]
+        assert int(searcher.fields.root_moves[0]) == best  # the counts follow their moves when sorted
+        # Every node of the last iteration is below some root move, but the root itself,
+        # counted once per kernel call (one, plus any aspiration re-searches).
+        assert 1 <= searcher.stats.iteration_nodes[-1] - int(nodes.sum()) <= 8
+        assert (nodes > 0).all()
+        scales[name] = searcher._time_scale(10, 1, count)
+    assert scales["recapture"] < 0.75 < 1.25 < scales["opening"]
+    assert searcher._time_scale(NODE_SHARE_MIN_DEPTH - 1, 1, 20) == 1.0  # too shallow to judge
 
 
 def test_cutoff_table_splits_every_beta_cutoff() -> None:
