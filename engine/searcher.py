@@ -58,6 +58,10 @@ SOFT_LIMIT_NEXT_DEPTH = 0.6  # do not start a new depth after this share of the 
 NODE_SHARE_MIN_DEPTH = 5     # from this depth the soft limit follows the best move's share of the nodes:
 NODE_SHARE_BASE = 1.5        # soft x (base - share) x scale, so a best move that took nearly all the
 NODE_SHARE_SCALE = 1.35      # effort (settled) stops early, and a contested one earns more time
+FALLING_EVAL_PREVIOUS = 0.01  # the soft limit grows by this per centipawn the score fell since our last move ...
+FALLING_EVAL_ITERATIONS = 0.005  # ... and by this per centipawn it fell over the last three iterations
+FALLING_EVAL_MIN, FALLING_EVAL_MAX = 0.75, 1.5  # the falling-eval factor's range
+FALLING_EVAL_LOOKBACK = 3    # iterations back for the second term
 MAX_SEARCH_DEPTH = MAX_PLY - 8
 MAX_THREADS = 256            # the Threads option's upper end
 
@@ -175,6 +179,8 @@ class Searcher:
         self._stop_requested = False
         self._completed_depth = 0
         self._partial: PvLine | None = None  # what the unfinished iteration proved (see _deepen)
+        self._previous_score: int | None = None  # the score of our last search's move (falling eval)
+        self._iteration_scores: list[int] = []   # the best score of each finished iteration of this search
         self.tablebase = None        # engine.tablebase.RootTablebase when SyzygyPath is set
         self.tb_tables = empty_tablebases()  # our numba WDL prober's tables (probes inside the search)
         self.tb_max_pieces = 0
@@ -212,6 +218,7 @@ class Searcher:
         """Forget everything learnt (``ucinewgame``)."""
         clear_table(self.tt)
         clear_heuristics(self.sd)
+        self._previous_score = None
         for helper in self.helpers:
             clear_heuristics(helper.sd)
 
@@ -378,6 +385,7 @@ class Searcher:
         sd, data, ev, scratch = self.sd, self.fields, self.ev, self.tb_scratch
         lines: list[PvLine] = [PvLine(0, [int(data.root_moves[0])])]
         previous_scores: dict[int, int] = {}
+        self._iteration_scores = []
         for depth in range(1, max_depth + 1):
             self._main_depth = depth
             iteration_start_nodes = int(data.counters[C_NODES])
@@ -420,6 +428,7 @@ class Searcher:
                 for line in new_lines:
                     previous_scores[line.moves[0]] = line.score
             self._completed_depth = depth
+            self._iteration_scores.append(lines[0].score)
             if self._stop_requested:
                 self.control[K_STOP] = 1
             self.stats.iteration_nodes.append(int(data.counters[C_NODES]) - iteration_start_nodes)
@@ -430,6 +439,9 @@ class Searcher:
                 break
             if self._should_stop_after(depth, lines[0].score, limits, self._time_scale(depth, multipv, count)):
                 break
+
+        if multipv == 1 and self._iteration_scores:
+            self._previous_score = self._iteration_scores[-1]
 
         self.stats.cutoffs = data.counters[C_CUTOFFS:C_CUTOFFS + CUTOFF_DEPTHS * 4].reshape(CUTOFF_DEPTHS, 2, 2).copy()
         best = lines[0].moves[0]
@@ -515,7 +527,22 @@ class Searcher:
         if total == 0:
             return 1.0
         share = int(nodes[0]) / total  # the root moves are sorted: the first is the best
-        return (NODE_SHARE_BASE - share) * NODE_SHARE_SCALE
+        return (NODE_SHARE_BASE - share) * NODE_SHARE_SCALE * self._falling_eval_factor()
+
+    def _falling_eval_factor(self) -> float:
+        """Factor on the soft limit from how the score moved: a score that fell since our last
+        move, or over the last three iterations, is trouble that earns more time; a rising
+        one, less.  Mate scores say nothing about how hard the position is: factor 1."""
+        scores = self._iteration_scores
+        if not scores:
+            return 1.0
+        score = scores[-1]
+        previous = score if self._previous_score is None else self._previous_score
+        earlier = scores[-1 - FALLING_EVAL_LOOKBACK] if len(scores) > FALLING_EVAL_LOOKBACK else score
+        if max(abs(score), abs(previous), abs(earlier)) >= MATE_IN_MAX_PLY:
+            return 1.0
+        factor = 1.0 + FALLING_EVAL_PREVIOUS * (previous - score) + FALLING_EVAL_ITERATIONS * (earlier - score)
+        return min(max(factor, FALLING_EVAL_MIN), FALLING_EVAL_MAX)
 
     def _should_stop_after(self, depth: int, score: int, limits: Limits, time_scale: float) -> bool:
         """Whether the finished ``depth`` should be the last one (``time_scale`` stretches the soft limit)."""

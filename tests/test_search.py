@@ -25,7 +25,7 @@ from engine.search import (
 )
 from engine.searcher import ASPIRATION_DELTA, NODE_SHARE_MIN_DEPTH, Searcher, widen_window
 from engine.timeman import Limits
-from engine.tt import new_table
+from engine.tt import MATE, new_table
 
 REPO = Path(__file__).resolve().parents[1]
 ENGINE = [sys.executable, str(REPO / "run_engine.py")]
@@ -182,6 +182,29 @@ def test_time_follows_the_best_moves_share_of_the_nodes() -> None:
         scales[name] = searcher._time_scale(10, 1, count)
     assert scales["recapture"] < 0.75 < 1.25 < scales["opening"]
     assert searcher._time_scale(NODE_SHARE_MIN_DEPTH - 1, 1, 20) == 1.0  # too shallow to judge
+
+
+def test_time_grows_when_the_score_falls() -> None:
+    """The falling-eval factor: a score below our last move's, or below the one three
+    iterations back, stretches the soft limit; a rising score shrinks it; mate scores and
+    a new game leave it alone."""
+    searcher = Searcher(hash_mb=8)
+    searcher.think(Board(chess.STARTING_FEN), Limits(depth=6), None)
+    assert searcher._previous_score == searcher._iteration_scores[-1]  # remembered for the next move
+    searcher._previous_score, searcher._iteration_scores = 30, [30, 30, 30, 30, 30, 30]
+    assert searcher._falling_eval_factor() == 1.0
+    searcher._iteration_scores = [30, 30, 30, 30, 30, 0]  # fell 30 since the last move and over 3 iterations
+    assert searcher._falling_eval_factor() == pytest.approx(1.0 + 0.3 + 0.15)
+    searcher._iteration_scores = [30, 30, 30, 30, 30, -200]
+    assert searcher._falling_eval_factor() == 1.5  # clamped
+    searcher._iteration_scores = [30, 30, 30, 30, 30, 200]
+    assert searcher._falling_eval_factor() == 0.75
+    searcher._iteration_scores = [30, 30, 30, 30, 30, MATE - 5]
+    assert searcher._falling_eval_factor() == 1.0
+    searcher._iteration_scores = [30, 30, 30, 30, 30, 0]
+    searcher.new_game()
+    assert searcher._previous_score is None
+    assert searcher._falling_eval_factor() == pytest.approx(1.15)  # the iterations' term alone
 
 
 def test_cutoff_table_splits_every_beta_cutoff() -> None:
