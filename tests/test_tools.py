@@ -20,7 +20,7 @@ import pytest
 
 from engine.tools.match import EngineConfig, MatchConfig, SprtConfig, run_match
 from engine.tools.pgn_stats import main as pgn_stats_main
-from engine.tools.pgn_stats import read_games, tally
+from engine.tools.pgn_stats import move_times, read_games, tally
 from engine.tools.stats import elo_pentanomial, sprt_pentanomial
 from engine.tools.progress import ProgressBar
 from engine.tools.suite import load_suite, run_suite
@@ -199,6 +199,22 @@ def test_pgn_stats_pools_files_pairs_and_recorded_counts(tmp_path: Path,
     assert f"SPRT {sprt_pentanomial(counts, 0, 10).format()}" in out
     with pytest.raises(SystemExit):
         pgn_stats_main([str(first), "--pairs", "1,2,3"])
+
+
+def test_pgn_stats_times_each_engines_moves(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pgn = tmp_path / "timed.pgn"
+    game = chess.pgn.Game()
+    game.headers.update(White="exp", Black="main", Round="1.1", Result="1/2-1/2", Termination="adjudication")
+    node = game.add_variation(chess.Move.from_uci("e2e4"), comment="book")
+    for uci, comment in (("e7e5", "-0.20/9 0.300s"), ("g1f3", "+0.31/10 0.100s"), ("b8c6", "-0.25/10 0.200s"),
+                         ("f1b5", "+0.30/11 0.400s")):
+        node = node.add_variation(chess.Move.from_uci(uci), comment=comment)
+    pgn.write_text(str(game) + "\n\n", encoding="utf-8")
+    assert move_times([pgn]) == {"main": [0.3, 0.2], "exp": [0.1, 0.4]}  # the book move has no time
+    assert pgn_stats_main([str(pgn), "--times"]) == 0
+    out = capsys.readouterr().out
+    assert "time per move exp: 0.250 s mean, 0.250 s median over 2 moves" in out
+    assert "time per move main: 0.250 s mean, 0.250 s median over 2 moves" in out
 
 
 def test_sprt_stops_a_decided_match(tmp_path: Path) -> None:

@@ -1,7 +1,7 @@
 """Match statistics from finished PGN files: pool several runs of a match into one verdict.
 
     python -m engine.tools.pgn_stats A.pgn B.pgn [--first NAME] [--pairs 33,213,446,247,30]
-                                     [--sprt elo0=0 elo1=10]
+                                     [--sprt elo0=0 elo1=10] [--times]
 
 This module owns reading back the games that ``engine.tools.match --pgn`` wrote, so
 that matches played side by side (two runs with different seeds, one per core) or
@@ -27,11 +27,17 @@ to move in the game's last position.
 ``--pairs`` adds pentanomial counts recorded elsewhere (say, an earlier session's
 report, lowest pair score first) to the one pairing the files hold, and ``--sprt``
 runs the GSPRT of :mod:`engine.tools.stats` on the pooled pairs.
+
+``--times`` adds each engine's thinking time per move, mean and median, read from the
+runner's move comments (``+0.35/12 0.123s``; book moves carry none): whether a change
+that wins spends more of the clock or spends the same time better.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
+import statistics
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -98,6 +104,33 @@ def read_games(paths: Sequence[str | Path]) -> list[tuple[int, GameRecord]]:
     return games
 
 
+MOVE_TIME = re.compile(r"(?:^|\s)(\d+(?:\.\d+)?)s(?:\s|$)")
+"""The time a move took in the runner's comment ``+0.35/12 0.123s``."""
+
+
+def move_times(paths: Sequence[str | Path]) -> dict[str, list[float]]:
+    """Seconds each engine thought per move, by engine name, over every finished game of the files."""
+    times: dict[str, list[float]] = {}
+    for path in paths:
+        with open(path, encoding="utf-8") as handle:
+            while (game := chess.pgn.read_game(handle)) is not None:
+                if game.headers.get("Result", "*") == "*":
+                    continue
+                names = {chess.WHITE: game.headers.get("White", "?"), chess.BLACK: game.headers.get("Black", "?")}
+                for node in game.mainline():
+                    match = MOVE_TIME.search(node.comment)
+                    if match:
+                        mover = not node.turn()  # the side that made the move leading to this node
+                        times.setdefault(names[mover], []).append(float(match.group(1)))
+    return times
+
+
+def time_lines(times: dict[str, list[float]]) -> list[str]:
+    """One line per engine: moves timed, mean and median seconds per move."""
+    return [f"time per move {name}: {statistics.fmean(values):.3f} s mean, {statistics.median(values):.3f} s median "
+            f"over {len(values)} moves" for name, values in sorted(times.items()) if values]
+
+
 def _side_to_move_at_end(handle: TextIO, offset: int, white: str, black: str) -> str:
     """Name of the side to move in the last position of the game that starts at ``offset``."""
     resume = handle.tell()
@@ -147,6 +180,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="pentanomial pair counts from elsewhere, lowest pair score first, added to the one pairing")
     ap.add_argument("--sprt", nargs="*", metavar="KEY=VALUE",
                     help="SPRT on the pooled pairs: elo0=0 elo1=5 alpha=0.05 beta=0.05 (defaults shown)")
+    ap.add_argument("--times", action="store_true",
+                    help="also each engine's thinking time per move (mean, median) from the move comments")
     return ap
 
 
@@ -178,6 +213,8 @@ def main(argv: Sequence[str] | None = None) -> int:
              + (f", {unpaired} without their pair's other game" if unpaired else "")
              + (f", plus {sum(extra)} recorded pairs" if extra else "")]
     lines += results_lines(pairings, engines, [game for _, game in games], sprt)
+    if args.times:
+        lines += [""] + time_lines(move_times(args.pgn))
     print("\n".join(lines))
     return 0
 
