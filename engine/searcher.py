@@ -8,7 +8,8 @@ watchdog thread when the hard time limit passes (only a search with a clock, or 
 ponder search that may get one, starts it), and the kernel returns within a node.
 Between iterations Python decides whether another depth fits in the soft limit (from
 depth 5 stretched or shrunk by the best root move's share of the last iteration's nodes:
-a contested move earns more time, a settled one less), and
+a contested move earns more time, a settled one less; and by how the score moved: a score
+below our last move's, or below the one three iterations back, earns more), and
 reports each finished depth through the ``on_info`` callback as a UCI ``info`` line
 (``bench`` and the tools pass ``None``: no line is built).  The kernel never reads a
 clock and never prints.
