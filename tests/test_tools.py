@@ -207,7 +207,7 @@ def test_pgn_stats_times_each_engines_moves(tmp_path: Path, capsys: pytest.Captu
     game.headers.update(White="exp", Black="main", Round="1.1", Result="1/2-1/2", Termination="adjudication")
     node = game.add_variation(chess.Move.from_uci("e2e4"), comment="book")
     for uci, comment in (("e7e5", "-0.20/9 0.300s"), ("g1f3", "+0.31/10 0.100s"), ("b8c6", "-0.25/10 0.200s"),
-                         ("f1b5", "+0.30/11 0.400s")):
+                         ("f1b5", "+0.30/11 0.400s"), ("a7a6", "book exp: 0.900s used")):  # exp then forfeited
         node = node.add_variation(chess.Move.from_uci(uci), comment=comment)
     pgn.write_text(str(game) + "\n\n", encoding="utf-8")
     assert move_times([pgn]) == {"main": [0.3, 0.2], "exp": [0.1, 0.4]}  # the book move has no time

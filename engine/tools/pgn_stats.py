@@ -104,8 +104,10 @@ def read_games(paths: Sequence[str | Path]) -> list[tuple[int, GameRecord]]:
     return games
 
 
-MOVE_TIME = re.compile(r"(?:^|\s)(\d+(?:\.\d+)?)s(?:\s|$)")
-"""The time a move took in the runner's comment ``+0.35/12 0.123s``."""
+MOVE_TIME = re.compile(r"^(?:[+-](?:\d+\.\d+|M\d+))?(?:/\d+)?\s*(\d+(?:\.\d+)?)s(?:\s|$)")
+"""The time a move took, at the start of the runner's comment ``+0.35/12 0.123s`` (score and depth
+optional).  A fault's note appended to the last comment (``book exp: 0.273s used``, the forfeiting
+engine's time, on its opponent's move) is not a move time."""
 
 
 def move_times(paths: Sequence[str | Path]) -> dict[str, list[float]]:
