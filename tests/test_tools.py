@@ -18,7 +18,7 @@ import chess.pgn
 import numpy as np
 import pytest
 
-from engine.tools.match import EngineConfig, MatchConfig, SprtConfig, run_match
+from engine.tools.match import EngineConfig, MatchConfig, SprtConfig, TimeControl, run_match
 from engine.tools.pgn_stats import main as pgn_stats_main
 from engine.tools.pgn_stats import move_times, read_games, tally
 from engine.tools.stats import elo_pentanomial, sprt_pentanomial
@@ -63,6 +63,9 @@ for line in sys.stdin:
             board.push_uci(uci)
     elif tokens[0] == "go":
         searches += 1
+        if mode.startswith("log:"):
+            with open(mode[4:], "a") as log:
+                print(("white " if board.turn else "black ") + line.strip(), file=log)
         if mode == "illegal" and searches == 3:
             print("bestmove a1a1", flush=True)
             continue
@@ -137,6 +140,43 @@ def test_runner_counts_illegal_moves_and_pairs(tmp_path: Path) -> None:
     games = _read_games(pgn)
     assert len(games) == 4
     assert all(g.headers["Termination"] == "illegal move" for g in games)
+
+
+def test_time_control_parses_fischer_and_repeating_clocks() -> None:
+    assert TimeControl.parse("10+0.1") == TimeControl(10.0, 0.1)
+    assert TimeControl.parse("1:30+1") == TimeControl(90.0, 1.0)
+    assert TimeControl.parse("40/60") == TimeControl(60.0, 0.0, 40)
+    assert TimeControl.parse("40/1:00+0.5") == TimeControl(60.0, 0.5, 40)
+    assert str(TimeControl.parse("40/60")) == "40/60+0"
+    assert TimeControl.parse(str(TimeControl(5.0, 0.05, 20))) == TimeControl(5.0, 0.05, 20)
+    for bad in ("0/60", "x/60", "40/0", "40/-5", "10+-1"):
+        with pytest.raises(ValueError):
+            TimeControl.parse(bad)
+
+
+def test_repeating_control_sends_movestogo_and_refills_the_clock(tmp_path: Path) -> None:
+    """3 moves in 60 s: each side hears movestogo 3, 2, 1, 3, ... and gets 60 s more after its third move."""
+    log = tmp_path / "go.txt"
+    config = MatchConfig(engines=[_scripted(tmp_path, f"log:{log}", "a"), _scripted(tmp_path, "random", "b")],
+                         tc=TimeControl.parse("3/60"), games=2, maxmoves=7, progress=False, seed=5)
+    result = run_match(config)
+    assert len(result.games) == 2
+    assert all(g.fault is None for g in result.games)
+    lines = log.read_text().split("\n")[:-1]
+    by_side: dict[str, list[dict[str, float]]] = {"white": [], "black": []}
+    for line in lines:
+        side, _, go = line.partition(" ")
+        words = go.split()
+        by_side[side].append({words[i]: float(words[i + 1]) for i in range(1, len(words) - 1, 2)})
+    # Engine "a" plays White in the first game (7 of its moves) and Black in the second.
+    white = by_side["white"]
+    assert [int(go["movestogo"]) for go in white] == [3, 2, 1, 3, 2, 1, 3]
+    # "a" has spent almost nothing: its clock stays near 60 s within a period, then grows by 60 s.
+    clocks = [go["wtime"] / 1000 for go in white]
+    assert all(55 < c <= 60 for c in clocks[:3])
+    assert all(115 < c <= 120 for c in clocks[3:6])
+    assert 175 < clocks[6] <= 180
+    assert [int(go["movestogo"]) for go in by_side["black"]][:4] == [3, 2, 1, 3]
 
 
 def test_pgn_stats_reads_back_what_the_runner_counted(tmp_path: Path) -> None:

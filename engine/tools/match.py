@@ -125,14 +125,30 @@ class EngineConfig:
 
 @dataclass(frozen=True)
 class TimeControl:
-    """A Fischer clock: ``base`` seconds plus ``increment`` seconds after each move."""
+    """A clock: ``base`` seconds plus ``increment`` seconds after each move.
+
+    With ``moves`` it is a repeating control, as in "40 moves in 5 minutes": each side
+    gets ``base`` seconds more after every ``moves`` of its own moves, and is told at
+    each move how many are left in its period (UCI ``movestogo``).
+    """
 
     base: float
     increment: float = 0.0
+    moves: int | None = None
 
     @classmethod
     def parse(cls, text: str) -> TimeControl:
-        """Parse ``"10+0.1"``, ``"60"`` or ``"1:30+1"`` (seconds, or minutes:seconds)."""
+        """Parse ``"10+0.1"``, ``"60"``, ``"1:30+1"`` (seconds, or minutes:seconds) or
+        ``"40/60"`` and ``"40/1:00+0.5"`` (moves per period, cutechess's notation)."""
+        moves: int | None = None
+        if "/" in text:
+            moves_text, _, text = text.partition("/")
+            try:
+                moves = int(moves_text)
+            except ValueError:
+                raise ValueError(f"bad time control {moves_text + '/' + text!r}") from None
+            if moves <= 0:
+                raise ValueError(f"bad time control {moves_text + '/' + text!r}: moves must be positive")
         base_text, _, inc_text = text.partition("+")
         if ":" in base_text:
             minutes, _, seconds = base_text.partition(":")
@@ -142,10 +158,22 @@ class TimeControl:
         increment = float(inc_text) if inc_text else 0.0
         if base <= 0 or increment < 0:
             raise ValueError(f"bad time control {text!r}")
-        return cls(base, increment)
+        return cls(base, increment, moves)
+
+    def moves_to_go(self, moves_made: int) -> int | None:
+        """Moves left in the current period for a side that has made ``moves_made`` moves."""
+        if self.moves is None:
+            return None
+        return self.moves - moves_made % self.moves
+
+    def after_move(self, moves_made: int) -> float:
+        """Seconds added to a clock once its side has made its ``moves_made``-th move."""
+        period_done = self.moves is not None and moves_made % self.moves == 0
+        return self.increment + (self.base if period_done else 0.0)
 
     def __str__(self) -> str:
-        return f"{self.base:g}+{self.increment:g}"
+        clock = f"{self.base:g}+{self.increment:g}"
+        return clock if self.moves is None else f"{self.moves}/{clock}"
 
 
 @dataclass(frozen=True)
@@ -633,8 +661,8 @@ class _GamePlayer:
         if self.tablebase is not None:
             self.tablebase.close()
 
-    def _limit(self, clocks: dict[bool, float], game_key: object) -> chess.engine.Limit:
-        """The search limit for the next move."""
+    def _limit(self, clocks: dict[bool, float], moves_made: int, game_key: object) -> chess.engine.Limit:
+        """The search limit for the next move, by a side that has made ``moves_made`` moves."""
         cfg = self.config
         limit = chess.engine.Limit(nodes=cfg.nodes, depth=cfg.depth, time=cfg.movetime)
         if cfg.tc is not None:
@@ -642,6 +670,7 @@ class _GamePlayer:
             limit.black_clock = max(clocks[chess.BLACK], 0.001)
             limit.white_inc = cfg.tc.increment
             limit.black_inc = cfg.tc.increment
+            limit.remaining_moves = cfg.tc.moves_to_go(moves_made)
             limit.clock_id = game_key  # xboard: send "level" once per game
         return limit
 
@@ -675,6 +704,7 @@ class _GamePlayer:
         names = {chess.WHITE: white, chess.BLACK: black}
         base = cfg.tc.base if cfg.tc is not None else 0.0
         clocks = {chess.WHITE: base, chess.BLACK: base}
+        moves_made = {chess.WHITE: 0, chess.BLACK: 0}  # each side's moves this game, for repeating controls
         game_key = object()
         window = max(cfg.draw.movecount if cfg.draw else 0, cfg.resign.movecount if cfg.resign else 0, 1)
         # Each engine's recent scores in centipawns from its own point of view (None: no score sent).
@@ -705,7 +735,7 @@ class _GamePlayer:
             start = time.perf_counter()
             watchdog.start()
             try:
-                play = engine.play(board, self._limit(clocks, game_key), game=game_key, info=INFO)
+                play = engine.play(board, self._limit(clocks, moves_made[side], game_key), game=game_key, info=INFO)
             except chess.engine.EngineTerminatedError:
                 error = "hung" if seat.killed.is_set() else "crash"
             except TimeoutError:
@@ -746,8 +776,9 @@ class _GamePlayer:
                 break
 
             assert play is not None and play.move is not None
+            moves_made[side] += 1
             if cfg.tc is not None:
-                clocks[side] += cfg.tc.increment
+                clocks[side] += cfg.tc.after_move(moves_made[side])
             score = play.info.get("score")
             cp = score.pov(side).score(mate_score=MATE_CP) if score is not None else None
             own_scores[side].append(cp)
@@ -1112,7 +1143,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--order", choices=("random", "sequential"), default="random", help="opening order")
     ap.add_argument("--seed", type=int, help="opening shuffle seed (default: random, printed)")
     ap.add_argument("--opening-plies", type=int, help="play at most N plies of each PGN opening")
-    ap.add_argument("--tc", type=TimeControl.parse, help="clock BASE+INC in seconds, e.g. 10+0.1")
+    ap.add_argument("--tc", type=TimeControl.parse, help="clock BASE+INC in seconds, e.g. 10+0.1, or MOVES/BASE+INC for "
+                    "a repeating control, e.g. 40/60 (40 moves in 60 s, movestogo sent)")
     ap.add_argument("--nodes", type=int, help="nodes per move")
     ap.add_argument("--depth", type=int, help="depth per move")
     ap.add_argument("--movetime", type=float, help="seconds per move")
