@@ -181,6 +181,7 @@ class Searcher:
         self._completed_depth = 0
         self._partial: PvLine | None = None  # what the unfinished iteration proved (see _deepen)
         self._previous_score: int | None = None  # the score of our last search's move (falling eval)
+        self._starting_clocks = [0.0, 0.0]  # each side's largest clock this game (sudden-death reserve)
         self._iteration_scores: list[int] = []   # the best score of each finished iteration of this search
         self.tablebase = None        # engine.tablebase.RootTablebase when SyzygyPath is set
         self.tb_tables = empty_tablebases()  # our numba WDL prober's tables (probes inside the search)
@@ -220,8 +221,16 @@ class Searcher:
         clear_table(self.tt)
         clear_heuristics(self.sd)
         self._previous_score = None
+        self._starting_clocks = [0.0, 0.0]
         for helper in self.helpers:
             clear_heuristics(helper.sd)
+
+    def _allocate(self, limits: Limits, side: int) -> tuple[float | None, float | None]:
+        """(soft, hard) limits for ``side``, which also learns its starting clock for this game."""
+        clock = limits.wtime if side == 0 else limits.btime
+        if clock is not None:
+            self._starting_clocks[side] = max(self._starting_clocks[side], clock)
+        return allocate(limits, side, self.move_overhead, self._starting_clocks[side])
 
     @property
     def tb_tables(self) -> SyzygyTables:
@@ -259,7 +268,7 @@ class Searcher:
         """The predicted move was played: from now on the clock counts."""
         with self._lock:
             self._start = time.perf_counter()
-            self._soft, self._hard = allocate(limits, side, self.move_overhead)
+            self._soft, self._hard = self._allocate(limits, side)
             self._pondering = False
 
     def elapsed(self) -> float:
@@ -280,7 +289,7 @@ class Searcher:
         self._start = time.perf_counter() if start is None else start
         self._pondering = limits.ponder
         self._soft, self._hard = (None, None) if (limits.infinite or limits.ponder) else \
-            allocate(limits, board.turn, self.move_overhead)
+            self._allocate(limits, board.turn)
         self.control[K_STOP] = 0
         self._stop_requested = False
         self._completed_depth = 0

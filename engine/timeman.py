@@ -12,6 +12,20 @@ ever read inside the numba search.
 
 and both are capped so that at least ``MIN_RESERVE`` stays on the clock.
 
+Sudden death (no increment, or one smaller than what a move costs, and no
+movestogo) needs one more rule.  Spending a share of the clock on every move makes the
+clock shrink geometrically, but no move costs less than the overhead: at 10+0 a
+146-move game ended with 2 ms left.  So the plan keeps back a reserve, enough for
+``SUDDEN_DEATH_RESERVE_MOVES`` moves that each cost their overhead net of the increment,
+at most ``SUDDEN_DEATH_RESERVE_SHARE`` of the game's starting clock:
+
+    cost      = max(Move Overhead, MOVE_COST_FLOOR) - increment   (when positive)
+    reserve   = min(SUDDEN_DEATH_RESERVE_MOVES * cost, SUDDEN_DEATH_RESERVE_SHARE * starting clock)
+    soft      = (remaining - reserve) / moves left + ...
+
+The clock then falls towards the reserve instead of towards zero, and the reserve
+pays for the moves after that, played at the shortest think.
+
 The increment counts net of the Move Overhead because every move loses that
 overhead, not only the next one: with the whole increment counted, a long game at
 5+0.05 spent about the increment per move once its clock was low, the clock drained
@@ -30,6 +44,9 @@ HARD_SOFT_RATIO = 4.0
 HARD_CLOCK_SHARE = 0.35     # never spend more than this share of the clock on one move
 MIN_RESERVE = 0.030         # seconds always left on the clock (Python wakes up slower than C)
 MIN_THINK = 0.002           # seconds: even a nearly flagged move searches depth 1
+MOVE_COST_FLOOR = 0.005     # seconds a move costs at the least (search, Python and the pipe), whatever the overhead
+SUDDEN_DEATH_RESERVE_MOVES = 200   # without an increment to live on, keep back what this many moves cost ...
+SUDDEN_DEATH_RESERVE_SHARE = 0.1   # ... but never more than this share of the game's starting clock
 
 
 @dataclass
@@ -54,8 +71,21 @@ class Limits:
         return self.movetime is not None or self.wtime is not None or self.btime is not None
 
 
-def allocate(limits: Limits, side: int, overhead: float) -> tuple[float | None, float | None]:
-    """(soft, hard) seconds for the side to move (0 white, 1 black); None for no limit."""
+def sudden_death_reserve(increment: float, overhead: float, starting_clock: float) -> float:
+    """Seconds of the clock the plan keeps back when the increment does not pay for a move."""
+    cost = max(overhead, MOVE_COST_FLOOR) - increment
+    if cost <= 0.0:
+        return 0.0
+    return min(SUDDEN_DEATH_RESERVE_MOVES * cost, SUDDEN_DEATH_RESERVE_SHARE * starting_clock)
+
+
+def allocate(limits: Limits, side: int, overhead: float,
+             starting_clock: float | None = None) -> tuple[float | None, float | None]:
+    """(soft, hard) seconds for the side to move (0 white, 1 black); None for no limit.
+
+    ``starting_clock`` is the largest clock this side had in the game (its start), which
+    bounds the sudden-death reserve; by default the clock now.
+    """
     if limits.movetime is not None:
         # "Search exactly this long": no soft limit, so no early stop between depths.
         return None, max(MIN_THINK, limits.movetime - overhead)
@@ -65,7 +95,9 @@ def allocate(limits: Limits, side: int, overhead: float) -> tuple[float | None, 
     increment = limits.winc if side == 0 else limits.binc
     remaining = max(0.0, clock - overhead)
     moves_left = max(1, min(limits.movestogo or MOVES_HORIZON, MOVES_HORIZON))
-    soft = remaining / moves_left + SOFT_INCREMENT_SHARE * max(increment - overhead, 0.0)
+    # A repeating control refills the clock: only sudden death keeps a reserve.
+    reserve = 0.0 if limits.movestogo else sudden_death_reserve(increment, overhead, max(starting_clock or 0.0, clock))
+    soft = max(remaining - reserve, 0.0) / moves_left + SOFT_INCREMENT_SHARE * max(increment - overhead, 0.0)
     hard = min(HARD_SOFT_RATIO * soft, HARD_CLOCK_SHARE * remaining + increment * 0.5)
     if limits.movestogo == 1:
         hard = min(remaining * 0.8, remaining - MIN_RESERVE)
