@@ -46,7 +46,7 @@ MIN_RESERVE = 0.030         # seconds always left on the clock (Python wakes up 
 MIN_THINK = 0.002           # seconds: even a nearly flagged move searches depth 1
 MOVE_COST_FLOOR = 0.005     # seconds a move costs at the least (search, Python and the pipe), whatever the overhead
 SUDDEN_DEATH_RESERVE_MOVES = 200   # without an increment to live on, keep back what this many moves cost ...
-SUDDEN_DEATH_RESERVE_SHARE = 0.1   # ... but never more than this share of the game's starting clock
+SUDDEN_DEATH_RESERVE_SHARE = 0.05  # ... but never more than this share of the game's starting clock
 
 
 @dataclass
