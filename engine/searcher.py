@@ -181,8 +181,7 @@ class Searcher:
         self._completed_depth = 0
         self._partial: PvLine | None = None  # what the unfinished iteration proved (see _deepen)
         self._previous_score: int | None = None  # the score of our last search's move (falling eval)
-        self._starting_clocks = [0.0, 0.0]  # each side's largest clock this game (sudden-death reserve) ...
-        self._moves_made = [0, 0]  # ... and its clocked searches this game
+        self._starting_clocks = [0.0, 0.0]  # each side's largest clock this game (sudden-death reserve)
         self._iteration_scores: list[int] = []   # the best score of each finished iteration of this search
         self.tablebase = None        # engine.tablebase.RootTablebase when SyzygyPath is set
         self.tb_tables = empty_tablebases()  # our numba WDL prober's tables (probes inside the search)
@@ -223,19 +222,15 @@ class Searcher:
         clear_heuristics(self.sd)
         self._previous_score = None
         self._starting_clocks = [0.0, 0.0]
-        self._moves_made = [0, 0]
         for helper in self.helpers:
             clear_heuristics(helper.sd)
 
     def _allocate(self, limits: Limits, side: int) -> tuple[float | None, float | None]:
-        """(soft, hard) limits for ``side``'s next move; the game's starting clock and the
-        side's move count learn from it."""
+        """(soft, hard) limits for ``side``, which also learns its starting clock for this game."""
         clock = limits.wtime if side == 0 else limits.btime
-        moves_made = self._moves_made[side]
         if clock is not None:
             self._starting_clocks[side] = max(self._starting_clocks[side], clock)
-            self._moves_made[side] += 1
-        return allocate(limits, side, self.move_overhead, self._starting_clocks[side], moves_made)
+        return allocate(limits, side, self.move_overhead, self._starting_clocks[side])
 
     @property
     def tb_tables(self) -> SyzygyTables:
@@ -273,7 +268,7 @@ class Searcher:
         """The predicted move was played: from now on the clock counts."""
         with self._lock:
             self._start = time.perf_counter()
-            self._soft, self._hard = self._allocate(limits, side)  # a ponder search counted no move
+            self._soft, self._hard = self._allocate(limits, side)
             self._pondering = False
 
     def elapsed(self) -> float:

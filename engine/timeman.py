@@ -17,13 +17,10 @@ movestogo) needs one more rule.  Spending a share of the clock on every move mak
 clock shrink geometrically, but no move costs less than the overhead: at 10+0 a
 146-move game ended with 2 ms left.  So the plan keeps back a reserve, enough for
 ``SUDDEN_DEATH_RESERVE_MOVES`` moves that each cost their overhead net of the increment,
-at most ``SUDDEN_DEATH_RESERVE_SHARE`` of the game's starting clock, and built up over
-the side's first ``SUDDEN_DEATH_RESERVE_RAMP`` moves (only long games need it, and the
-opening moves are worth their time):
+at most ``SUDDEN_DEATH_RESERVE_SHARE`` of the game's starting clock:
 
     cost      = max(Move Overhead, MOVE_COST_FLOOR) - increment   (when positive)
     reserve   = min(SUDDEN_DEATH_RESERVE_MOVES * cost, SUDDEN_DEATH_RESERVE_SHARE * starting clock)
-                * min(1, moves made / SUDDEN_DEATH_RESERVE_RAMP)
     soft      = (remaining - reserve) / moves left + ...
 
 The clock then falls towards the reserve instead of towards zero, and the reserve
@@ -49,8 +46,7 @@ MIN_RESERVE = 0.030         # seconds always left on the clock (Python wakes up 
 MIN_THINK = 0.002           # seconds: even a nearly flagged move searches depth 1
 MOVE_COST_FLOOR = 0.005     # seconds a move costs at the least (search, Python and the pipe), whatever the overhead
 SUDDEN_DEATH_RESERVE_MOVES = 200   # without an increment to live on, keep back what this many moves cost ...
-SUDDEN_DEATH_RESERVE_SHARE = 0.1   # ... but never more than this share of the game's starting clock ...
-SUDDEN_DEATH_RESERVE_RAMP = 60     # ... and built up over this many of the side's moves
+SUDDEN_DEATH_RESERVE_SHARE = 0.05  # ... but never more than this share of the game's starting clock
 
 
 @dataclass
@@ -75,24 +71,20 @@ class Limits:
         return self.movetime is not None or self.wtime is not None or self.btime is not None
 
 
-def sudden_death_reserve(increment: float, overhead: float, starting_clock: float,
-                         moves_made: int | None = None) -> float:
-    """Seconds of the clock the plan keeps back when the increment does not pay for a move,
-    after ``moves_made`` moves of this side in the game (None: the whole reserve)."""
+def sudden_death_reserve(increment: float, overhead: float, starting_clock: float) -> float:
+    """Seconds of the clock the plan keeps back when the increment does not pay for a move."""
     cost = max(overhead, MOVE_COST_FLOOR) - increment
     if cost <= 0.0:
         return 0.0
-    ramp = 1.0 if moves_made is None else min(1.0, moves_made / SUDDEN_DEATH_RESERVE_RAMP)
-    return ramp * min(SUDDEN_DEATH_RESERVE_MOVES * cost, SUDDEN_DEATH_RESERVE_SHARE * starting_clock)
+    return min(SUDDEN_DEATH_RESERVE_MOVES * cost, SUDDEN_DEATH_RESERVE_SHARE * starting_clock)
 
 
 def allocate(limits: Limits, side: int, overhead: float,
-             starting_clock: float | None = None, moves_made: int | None = None) -> tuple[float | None, float | None]:
+             starting_clock: float | None = None) -> tuple[float | None, float | None]:
     """(soft, hard) seconds for the side to move (0 white, 1 black); None for no limit.
 
     ``starting_clock`` is the largest clock this side had in the game (its start), which
-    bounds the sudden-death reserve, by default the clock now; ``moves_made`` is how many
-    moves the side has made in the game, over which the reserve is built up (None: all of it).
+    bounds the sudden-death reserve; by default the clock now.
     """
     if limits.movetime is not None:
         # "Search exactly this long": no soft limit, so no early stop between depths.
@@ -104,8 +96,7 @@ def allocate(limits: Limits, side: int, overhead: float,
     remaining = max(0.0, clock - overhead)
     moves_left = max(1, min(limits.movestogo or MOVES_HORIZON, MOVES_HORIZON))
     # A repeating control refills the clock: only sudden death keeps a reserve.
-    reserve = 0.0 if limits.movestogo else sudden_death_reserve(
-        increment, overhead, max(starting_clock or 0.0, clock), moves_made)
+    reserve = 0.0 if limits.movestogo else sudden_death_reserve(increment, overhead, max(starting_clock or 0.0, clock))
     soft = max(remaining - reserve, 0.0) / moves_left + SOFT_INCREMENT_SHARE * max(increment - overhead, 0.0)
     hard = min(HARD_SOFT_RATIO * soft, HARD_CLOCK_SHARE * remaining + increment * 0.5)
     if limits.movestogo == 1:

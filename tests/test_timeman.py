@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 
 from engine.timeman import (
-    HARD_CLOCK_SHARE, MIN_RESERVE, MIN_THINK, MOVES_HORIZON, SOFT_INCREMENT_SHARE, SUDDEN_DEATH_RESERVE_RAMP,
-    SUDDEN_DEATH_RESERVE_SHARE, Limits,
+    HARD_CLOCK_SHARE, MIN_RESERVE, MIN_THINK, MOVES_HORIZON, SOFT_INCREMENT_SHARE, SUDDEN_DEATH_RESERVE_SHARE, Limits,
     allocate, sudden_death_reserve,
 )
 
@@ -60,9 +59,9 @@ def _play_sudden_death(clock: float, overhead: float, latency: float, moves: int
     move takes its soft limit plus ``latency`` seconds (the pipe and Python)."""
     start = clock
     clocks = []
-    for made in range(moves):
+    for _ in range(moves):
         clocks.append(clock)
-        soft, hard = allocate(Limits(wtime=clock, btime=clock), 0, overhead, start, made)
+        soft, hard = allocate(Limits(wtime=clock, btime=clock), 0, overhead, start)
         assert soft is not None and hard is not None
         clock -= soft + latency
     return clocks
@@ -72,23 +71,21 @@ def _play_sudden_death(clock: float, overhead: float, latency: float, moves: int
 def test_sudden_death_keeps_a_reserve_for_a_long_game(clock: float, overhead: float, latency: float) -> None:
     """Without increment a share of the clock per move shrinks it geometrically, yet no
     move costs less than its latency: a game far longer than usual must still not flag.
-    The reserve, at most a tenth of the starting clock, is built up over the first moves."""
-    clocks = _play_sudden_death(clock, overhead, latency, 220)
+    The reserve takes no more than a twentieth of the starting clock from the plan."""
+    clocks = _play_sudden_death(clock, overhead, latency, 175)
     assert min(clocks) > 0.0
     reserve = sudden_death_reserve(0.0, overhead, clock)
     assert 0.0 < reserve <= SUDDEN_DEATH_RESERVE_SHARE * clock
-    assert sudden_death_reserve(0.0, overhead, clock, SUDDEN_DEATH_RESERVE_RAMP // 2) == pytest.approx(reserve / 2)
-    assert sudden_death_reserve(0.0, overhead, clock, 5 * SUDDEN_DEATH_RESERVE_RAMP) == reserve
-    soft_first, _ = allocate(Limits(wtime=clock, btime=clock), 0, overhead, clock, 0)
-    assert soft_first == pytest.approx((clock - overhead) / MOVES_HORIZON)  # the first move keeps nothing back
+    soft_first, _ = allocate(Limits(wtime=clock, btime=clock), 0, overhead, clock)
+    assert soft_first == pytest.approx((clock - overhead - reserve) / MOVES_HORIZON)
 
 
 def test_without_the_reserve_the_same_game_would_flag() -> None:
     """The model above is not vacuous: the plan without a reserve (an increment that
-    covers the overhead, then taken away again) runs a 10+0 clock out within 220 moves."""
+    covers the overhead, then taken away again) runs a 10+0 clock out within 175 moves."""
     clock, overhead, latency = 10.0, 0.03, 0.004
-    for made in range(220):
-        soft, _ = allocate(Limits(wtime=clock, btime=clock, winc=overhead, binc=overhead), 0, overhead, clock, made)
+    for _ in range(175):
+        soft, _ = allocate(Limits(wtime=clock, btime=clock, winc=overhead, binc=overhead), 0, overhead, clock)
         assert soft is not None
         clock -= soft + latency
         if clock <= 0.0:
@@ -98,33 +95,32 @@ def test_without_the_reserve_the_same_game_would_flag() -> None:
 
 def test_an_increment_that_pays_for_the_overhead_keeps_nothing_back() -> None:
     assert sudden_death_reserve(0.05, 0.03, 5.0) == 0.0
-    soft, _ = allocate(Limits(wtime=5.0, btime=5.0, winc=0.05, binc=0.05), 0, 0.03, 5.0, 100)
+    soft, _ = allocate(Limits(wtime=5.0, btime=5.0, winc=0.05, binc=0.05), 0, 0.03, 5.0)
     assert soft == pytest.approx((5.0 - 0.03) / MOVES_HORIZON + SOFT_INCREMENT_SHARE * 0.02)
     # A repeating control refills the clock: no reserve either.
-    soft, _ = allocate(Limits(wtime=5.0, movestogo=10), 0, 0.03, 5.0, 100)
+    soft, _ = allocate(Limits(wtime=5.0, movestogo=10), 0, 0.03, 5.0)
     assert soft == pytest.approx((5.0 - 0.03) / 10)
 
 
 def test_the_reserve_is_set_by_the_starting_clock() -> None:
     """Late in a game the reserve stays what the starting clock allowed, so a clock below
     it plays the shortest think instead of spending the reserve."""
-    soft, hard = allocate(Limits(wtime=0.5, btime=0.5), 0, 0.03, 10.0, 100)
+    soft, hard = allocate(Limits(wtime=0.5, btime=0.5), 0, 0.03, 10.0)
     assert soft == MIN_THINK
     assert hard is not None and hard < 0.5
 
 
-def test_the_searcher_keeps_each_sides_starting_clock_and_moves_until_a_new_game() -> None:
+def test_the_searcher_keeps_each_sides_starting_clock_until_a_new_game() -> None:
     from engine.searcher import Searcher
 
     searcher = Searcher(hash_mb=1)
     searcher.move_overhead = 0.03
     searcher.new_game()
-    for _ in range(SUDDEN_DEATH_RESERVE_RAMP):
-        searcher._allocate(Limits(wtime=10.0, btime=8.0), 0)
+    searcher._allocate(Limits(wtime=10.0, btime=8.0), 0)
     late_soft, _ = searcher._allocate(Limits(wtime=0.5, btime=8.0), 0)
-    assert late_soft == MIN_THINK  # below the reserve that a 10 s start allows after 60 moves
+    assert late_soft == MIN_THINK  # below the reserve that a 10 s start allows
     black_soft, _ = searcher._allocate(Limits(wtime=0.5, btime=8.0), 1)
-    assert black_soft == pytest.approx((8.0 - 0.03) / MOVES_HORIZON)  # Black's first move: nothing kept back
+    assert black_soft == pytest.approx((8.0 - 0.03 - sudden_death_reserve(0.0, 0.03, 8.0)) / MOVES_HORIZON)
     searcher.new_game()
     fresh_soft, _ = searcher._allocate(Limits(wtime=0.5, btime=0.5), 0)
-    assert fresh_soft == pytest.approx((0.5 - 0.03) / MOVES_HORIZON)
+    assert fresh_soft is not None and fresh_soft > MIN_THINK  # a game that starts at 0.5 s reserves 0.025 s
