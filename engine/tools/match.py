@@ -17,7 +17,8 @@ How a match is played
   per pairing, each consecutive two on a new opening.
 * **Limits.** A clock ``base+increment`` in seconds, kept by the runner: the
   measured wall time of each move is subtracted, the increment added after the
-  move, and a side whose clock goes below ``-timemargin`` loses on time (a draw
+  move (with ``moves/base+increment``, a repeating control, ``base`` is added again
+  after each period and ``movestogo`` is sent), and a side whose clock goes below ``-timemargin`` loses on time (a draw
   if the opponent has no mating material).  Or fixed ``nodes``, ``depth`` or
   ``movetime`` per move.  The clock includes the engine's ``ucinewgame`` /
   ``isready`` handshake before its first move of a game.
@@ -141,15 +142,12 @@ class TimeControl:
         """Parse ``"10+0.1"``, ``"60"``, ``"1:30+1"`` (seconds, or minutes:seconds) or
         ``"40/60"`` and ``"40/1:00+0.5"`` (moves per period, cutechess's notation)."""
         moves: int | None = None
-        if "/" in text:
-            moves_text, _, text = text.partition("/")
-            try:
-                moves = int(moves_text)
-            except ValueError:
-                raise ValueError(f"bad time control {moves_text + '/' + text!r}") from None
-            if moves <= 0:
-                raise ValueError(f"bad time control {moves_text + '/' + text!r}: moves must be positive")
-        base_text, _, inc_text = text.partition("+")
+        moves_text, slash, clock_text = text.rpartition("/")
+        if slash:
+            if not moves_text.isdigit() or int(moves_text) <= 0:
+                raise ValueError(f"bad time control {text!r}: moves per period must be a positive integer")
+            moves = int(moves_text)
+        base_text, _, inc_text = clock_text.partition("+")
         if ":" in base_text:
             minutes, _, seconds = base_text.partition(":")
             base = 60.0 * float(minutes) + float(seconds)
