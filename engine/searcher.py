@@ -39,7 +39,7 @@ import numpy as np
 
 from engine.board import Board
 from engine.defs import MAX_PLY, ST_PLY
-from engine.evaluate import Evaluator, make_evaluator
+from engine.evaluate import Evaluator, load_weights, make_evaluator
 from engine.jit import field_views
 from engine.search import (
     CFG_TB_DEPTH, CFG_TB_PIECES, CFG_TB_RULE50, C_CUTOFFS, C_NODES, C_SELDEPTH, C_TBHITS, CUTOFF_DEPTHS, INFINITE,
@@ -167,7 +167,8 @@ class Searcher:
         self.sd = new_search_data()
         self.fields = field_views(self.sd)  # the same arrays, read fast from Python (``field_views``)
         self.tt = new_table(hash_mb)
-        self.ev = make_evaluator()  # one per searching thread (scratch attack maps)
+        self.weights = load_weights()  # the evaluation's weight table (``EvalFile``)
+        self.ev = make_evaluator(self.weights)  # one per searching thread (scratch attack maps)
         self.multipv = 1
         self.move_overhead = 0.030
         self.show_wdl = False
@@ -213,8 +214,21 @@ class Searcher:
         """Search with ``count`` threads: this one and ``count - 1`` helpers (not while searching)."""
         count = max(1, min(count, MAX_THREADS))
         while len(self.helpers) < count - 1:
-            self.helpers.append(Helper(new_search_data(), make_evaluator(), make_scratch()))
+            self.helpers.append(Helper(new_search_data(), make_evaluator(self.weights), make_scratch()))
         del self.helpers[count - 1:]
+
+    def set_weights(self, weights: np.ndarray) -> None:
+        """Evaluate with ``weights`` from now on (``EvalFile``; not while searching).
+
+        Every thread gets a new Evaluator, since its pawn cache and piece-square table hold
+        sums of the old weights, and the transposition table is emptied: its entries keep
+        static evaluations and scores of the old ones.
+        """
+        self.weights = weights
+        self.ev = make_evaluator(weights)
+        for helper in self.helpers:
+            helper.ev = make_evaluator(weights)
+        clear_table(self.tt)
 
     def new_game(self) -> None:
         """Forget everything learnt (``ucinewgame``)."""

@@ -130,6 +130,25 @@ class Option:
         return None
 
 
+def weights_file_problem(text: str, term_names: list[str]) -> str | None:
+    """What is wrong with a weights file's text (``name mg eg`` lines naming every term), or None."""
+    known = set(term_names)
+    named: set[str] = set()
+    for number, line in enumerate(text.splitlines(), 1):
+        fields = line.split("#", 1)[0].split()
+        if not fields:
+            continue
+        if len(fields) != 3 or not all(f.lstrip("-").isdigit() for f in fields[1:]):
+            return f"line {number} is not 'name mg eg' with two integers"
+        if fields[0] not in known:
+            return f"line {number} names no evaluation term ({fields[0]!r})"
+        named.add(fields[0])
+    missing = [name for name in term_names if name not in named]
+    if missing:
+        return f"{len(missing)} of the {len(term_names)} terms are missing (the first: {missing[0]})"
+    return None
+
+
 def default_options() -> list[Option]:
     """Every option, with Stockfish's names, types and ranges."""
     return [
@@ -143,6 +162,7 @@ def default_options() -> list[Option]:
         Option("UCI_ShowWDL", "check", False),
         Option("OwnBook", "check", True),
         Option("BookFile", "string", "<default>"),
+        Option("EvalFile", "string", "<default>"),
         Option("Book Best Move", "check", False),
         Option("SyzygyPath", "string", "<empty>"),
         Option("SyzygyProbeDepth", "spin", 1, 1, 100),
@@ -176,6 +196,7 @@ class UciEngine:
         self._book = None  # engine.book.OpeningBook once loaded
         self._book_loaded = False
         self._book_rng = random.Random()
+        self._eval_file_in_use = "<default>"  # the EvalFile whose weights the searcher has
         self._tablebase = None  # engine.tablebase.RootTablebase when SyzygyPath is set
         self._tb_tables = None  # engine.syzygy.SyzygyTables for probes inside the search
         self._tb_max_pieces = 0
@@ -294,6 +315,11 @@ class UciEngine:
             self._book_loaded = False
             if self.options["ownbook"].value:
                 self.load_book()
+        elif key == "evalfile":  # checked now, so that a bad file is named at once
+            if self._searcher is None:
+                _ = self.searcher  # created with the current options, EvalFile's weights included
+            else:
+                self.load_eval_file(self._searcher)
         elif key == "ownbook" and value and not self._book_loaded:
             self.load_book()
         elif key == "uci_showwdl" and self._searcher is not None:
@@ -349,7 +375,35 @@ class UciEngine:
             self._searcher.move_overhead = int(self.options["move overhead"].value) / 1000
             self._searcher.show_wdl = bool(self.options["uci_showwdl"].value)
             self._configure_tablebases(self._searcher)
+            if self.options["evalfile"].value not in ("", "<default>"):
+                self.load_eval_file(self._searcher)
         return self._searcher
+
+    def load_eval_file(self, searcher) -> None:
+        """Hand the searcher the EvalFile's weights; a bad file gets an info string and changes nothing."""
+        from pathlib import Path
+
+        from engine.evaluate import TERM_NAMES, WEIGHTS_FILE, load_weights
+
+        option = self.options["evalfile"]
+        name = str(option.value)
+        path = WEIGHTS_FILE if name in ("", "<default>") else Path(name).expanduser()
+        try:
+            problem = weights_file_problem(path.read_text(), TERM_NAMES)
+            weights = None if problem else load_weights(path)
+        except OSError as exc:
+            problem = f"cannot be read ({exc.strerror or exc})"
+        except UnicodeDecodeError:
+            problem = "is not a text file"
+        if problem:
+            kept = self._eval_file_in_use
+            kept = "the shipped weights" if kept in ("", "<default>") else f"the weights of {kept}"
+            self.out.info(f"EvalFile {name}: {problem}; the evaluation keeps {kept}")
+            option.value = self._eval_file_in_use
+            return
+        searcher.set_weights(weights)
+        self._eval_file_in_use = name
+        self.out.info(f"EvalFile {path}: {len(TERM_NAMES)} evaluation weights loaded")
 
     def load_book(self):
         """Open the BookFile (once); a bad file gets one info string and no book."""

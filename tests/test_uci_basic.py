@@ -176,3 +176,35 @@ def test_explicit_blas_thread_setting_is_respected() -> None:
                          env=env)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split()[-1] == "2"
+
+
+def test_eval_file_sets_the_weights_and_a_bad_file_keeps_them(tmp_path) -> None:
+    shipped = (REPO / "engine" / "weights.txt").read_text().splitlines()
+    tempo = next(i for i, line in enumerate(shipped) if line.startswith("tempo.side_to_move"))
+    old_mg = int(shipped[tempo].split()[1])
+    bold = list(shipped)
+    bold[tempo] = f"tempo.side_to_move {old_mg + 300} {shipped[tempo].split()[2]}"
+    good = tmp_path / "bold.txt"
+    good.write_text("\n".join(bold) + "\n")
+    short = tmp_path / "short.txt"
+    short.write_text("\n".join(line for i, line in enumerate(bold) if i != tempo) + "\n")
+    garbled = tmp_path / "garbled.txt"
+    garbled.write_text("\n".join(bold).replace(str(old_mg + 300), "many") + "\n")
+    lines = run_session(
+        "eval\n"
+        f"setoption name EvalFile value {good}\neval\n"
+        f"setoption name EvalFile value {short}\neval\n"
+        f"setoption name EvalFile value {garbled}\n"
+        f"setoption name EvalFile value {tmp_path / 'absent.txt'}\n"
+        "position startpos moves e2e4\ngo depth 4\n"
+        "setoption name EvalFile value <default>\nposition startpos\neval\nquit\n")
+    finals = [int(line.split()[2]) for line in lines if line.startswith("Final evaluation:")]
+    # the start position has every piece on the board (phase 24): the middlegame tempo counts whole
+    assert finals == [finals[0], finals[0] + 300, finals[0] + 300, finals[0]]
+    problems = [line for line in lines if line.startswith("info string EvalFile") and "keeps" in line]
+    assert len(problems) == 3
+    assert "1 of the 353 terms are missing (the first: tempo.side_to_move)" in problems[0]
+    assert f"the evaluation keeps the weights of {good}" in problems[0]
+    assert "is not 'name mg eg' with two integers" in problems[1]
+    assert "cannot be read" in problems[2]
+    assert sum(line.startswith("bestmove ") for line in lines) == 1
