@@ -142,6 +142,8 @@ def weights_file_problem(text: str, term_names: list[str]) -> str | None:
             return f"line {number} is not 'name mg eg' with two integers"
         if fields[0] not in known:
             return f"line {number} names no evaluation term ({fields[0]!r})"
+        if fields[0] in named:
+            return f"line {number} names {fields[0]} a second time"
         named.add(fields[0])
     missing = [name for name in term_names if name not in named]
     if missing:
