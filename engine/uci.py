@@ -130,6 +130,17 @@ class Option:
         return None
 
 
+MAX_WEIGHT = 100_000  # centipawns; larger weights would overflow the evaluation's int32 sums
+
+
+def _small_integer(text: str) -> bool:
+    """Whether ``text`` is an integer within +-MAX_WEIGHT."""
+    try:
+        return abs(int(text)) <= MAX_WEIGHT
+    except ValueError:
+        return False
+
+
 def weights_file_problem(text: str, term_names: list[str]) -> str | None:
     """What is wrong with a weights file's text (``name mg eg`` lines naming every term), or None."""
     known = set(term_names)
@@ -138,8 +149,8 @@ def weights_file_problem(text: str, term_names: list[str]) -> str | None:
         fields = line.split("#", 1)[0].split()
         if not fields:
             continue
-        if len(fields) != 3 or not all(f.lstrip("-").isdigit() for f in fields[1:]):
-            return f"line {number} is not 'name mg eg' with two integers"
+        if len(fields) != 3 or not all(_small_integer(field) for field in fields[1:]):
+            return f"line {number} is not 'name mg eg' with two integers of at most {MAX_WEIGHT:,}"
         if fields[0] not in known:
             return f"line {number} names no evaluation term ({fields[0]!r})"
         if fields[0] in named:

@@ -205,7 +205,7 @@ def test_eval_file_sets_the_weights_and_a_bad_file_keeps_them(tmp_path) -> None:
     assert len(problems) == 3
     assert "1 of the 353 terms are missing (the first: tempo.side_to_move)" in problems[0]
     assert f"the evaluation keeps the weights of {good}" in problems[0]
-    assert "is not 'name mg eg' with two integers" in problems[1]
+    assert "is not 'name mg eg' with two integers of at most 100,000" in problems[1]
     assert "cannot be read" in problems[2]
     assert sum(line.startswith("bestmove ") for line in lines) == 1
 
@@ -217,8 +217,9 @@ def test_weights_file_problem_names_the_first_bad_line() -> None:
     assert weights_file_problem("# header\nmaterial.pawn 80 -85  # note\n\ntempo.side_to_move 25 1\n", terms) is None
     assert weights_file_problem("material.pawn 80 85\nmaterial.pawn 81 85\n", terms) == \
         "line 2 names material.pawn a second time"
-    assert weights_file_problem("material.pawn 80\n", terms) == "line 1 is not 'name mg eg' with two integers"
-    assert weights_file_problem("material.pawn 80 8.5\n", terms) == "line 1 is not 'name mg eg' with two integers"
+    not_two_integers = "line 1 is not 'name mg eg' with two integers of at most 100,000"
+    for line in ("material.pawn 80", "material.pawn 80 8.5", "material.pawn --80 85", "material.pawn 80 100001"):
+        assert weights_file_problem(line + "\n", terms) == not_two_integers, line
     assert weights_file_problem("material.knight 80 85\n", terms) == \
         "line 1 names no evaluation term ('material.knight')"
     assert weights_file_problem("material.pawn 80 85\n", terms) == \
