@@ -130,7 +130,7 @@ class Option:
         return None
 
 
-MAX_WEIGHT = 100_000  # centipawns; larger weights would overflow the evaluation's int32 sums
+MAX_WEIGHT = 100_000  # centipawns: a sanity bound on an EvalFile (tuned weights are a few hundred)
 
 
 def _small_integer(text: str) -> bool:
