@@ -31,7 +31,7 @@ PACKAGE_DIR = Path(__file__).resolve().parent
 # them mentions njit.)
 PYTHON_ONLY_MODULES = frozenset({
     "__init__.py", "__main__.py", "bench.py", "board.py", "cli.py", "fen.py", "searcher.py", "tablebase.py",
-    "timeman.py", "uci.py", "warmup.py",
+    "strength.py", "timeman.py", "uci.py", "warmup.py",
 })
 
 

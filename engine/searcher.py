@@ -28,7 +28,9 @@ limit (``go nodes``) runs on the main thread only, so that it stays reproducible
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import random
 import threading
 import time
 from collections.abc import Callable
@@ -41,6 +43,7 @@ from engine.board import Board
 from engine.defs import MAX_PLY, ST_PLY
 from engine.evaluate import Evaluator, load_weights, make_evaluator
 from engine.jit import field_views
+from engine.strength import StrengthLevel
 from engine.search import (
     CFG_TB_DEPTH, CFG_TB_PIECES, CFG_TB_RULE50, C_CUTOFFS, C_NODES, C_SELDEPTH, C_TBHITS, CUTOFF_DEPTHS, INFINITE,
     K_NODE_LIMIT, K_STOP,
@@ -150,6 +153,14 @@ def win_draw_loss(score: int) -> tuple[int, int, int]:
     return win, 1000 - win - loss, loss
 
 
+def opponent_has_bare_king(board: Board) -> bool:
+    """Whether the side not to move has its king alone (KQK, KRK, ... to be mated)."""
+    placement = board.fen().split()[0]
+    pieces = [c for c in placement if c.isalpha() and c not in "kK"]
+    theirs = [c for c in pieces if c.islower() == (board.turn == 0)]
+    return not theirs and bool(pieces)
+
+
 def format_score(score: int) -> str:
     """UCI ``cp X`` or ``mate N`` (N in moves, negative when we are mated)."""
     if score >= MATE_IN_MAX_PLY:
@@ -170,6 +181,10 @@ class Searcher:
         self.weights = load_weights()  # the evaluation's weight table (``EvalFile``)
         self.ev = make_evaluator(self.weights)  # one per searching thread (scratch attack maps)
         self.multipv = 1
+        self.strength: StrengthLevel | None = None  # a weakened level (``engine.strength``), None: full strength
+        self.strength_rng = random.Random()
+        self._lines_wanted = 1  # MultiPV lines this search computes (more than MultiPV when weakened)
+        self.last_lines: list[PvLine] = []  # the lines of the last finished iteration, best first
         self.move_overhead = 0.030
         self.show_wdl = False
         self.stats = SearchStats()
@@ -307,6 +322,13 @@ class Searcher:
         self.control[K_STOP] = 0
         self._stop_requested = False
         self._completed_depth = 0
+        bare_king = False
+        self._lines_wanted = self.multipv
+        if self.strength is not None:
+            bare_king = opponent_has_bare_king(board)
+            budget = self.strength.node_budget(bare_king)
+            limits = dataclasses.replace(limits, nodes=min(limits.nodes or budget, budget))
+            self._lines_wanted = max(self.multipv, self.strength.candidates)
         self.control[K_NODE_LIMIT] = limits.nodes or 0
         self.stats = SearchStats()
 
@@ -331,16 +353,21 @@ class Searcher:
         # with neither (depth, nodes, mate, infinite) ends by itself or by ``stop``, and
         # starting a thread for it would cost a millisecond or more on a busy machine.
         if self._hard is None and not self._pondering:
-            return self._iterate(board, limits, root_moves, on_info)
-        watchdog = threading.Thread(target=self._watch, name="numbat-watchdog", daemon=True)
-        done = threading.Event()
-        self._done = done
-        watchdog.start()
-        try:
             best, ponder = self._iterate(board, limits, root_moves, on_info)
-        finally:
-            done.set()
-            watchdog.join()
+        else:
+            watchdog = threading.Thread(target=self._watch, name="numbat-watchdog", daemon=True)
+            done = threading.Event()
+            self._done = done
+            watchdog.start()
+            try:
+                best, ponder = self._iterate(board, limits, root_moves, on_info)
+            finally:
+                done.set()
+                watchdog.join()
+        if self.strength is not None and len(self.last_lines) > 1:
+            line = self.last_lines[self.strength.choose(self.last_lines, self.strength_rng, bare_king)]
+            best = line.moves[0]
+            ponder = line.moves[1] if len(line.moves) > 1 else self._ponder_from_tt(board, best)
         return best, ponder
 
     def _tablebase_filter(self, board: Board, root_moves: list[int], limits: Limits) -> list[int]:
@@ -414,7 +441,7 @@ class Searcher:
             self._main_depth = depth
             iteration_start_nodes = int(data.counters[C_NODES])
             data.root_nodes[:] = 0
-            multipv = min(self.multipv, count)
+            multipv = min(self._lines_wanted, count)
             new_lines: list[PvLine] = []
             data.counters[C_SELDEPTH] = 0
             self._partial = None
@@ -466,6 +493,7 @@ class Searcher:
 
         if multipv == 1 and self._iteration_scores:
             self._previous_score = self._iteration_scores[-1]
+        self.last_lines = lines
 
         self.stats.cutoffs = data.counters[C_CUTOFFS:C_CUTOFFS + CUTOFF_DEPTHS * 4].reshape(CUTOFF_DEPTHS, 2, 2).copy()
         best = lines[0].moves[0]

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from typing import TextIO
 
 from engine import ENGINE_AUTHOR, ENGINE_NAME, __version__
+from engine.strength import ELO_MAX, ELO_MIN, SKILL_MAX, level_from_options
 
 STARTING_FEN = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
 
@@ -181,7 +182,18 @@ def default_options() -> list[Option]:
         Option("SyzygyProbeDepth", "spin", 1, 1, 100),
         Option("Syzygy50MoveRule", "check", True),
         Option("SyzygyProbeLimit", "spin", 7, 0, 7),
+        Option("UCI_LimitStrength", "check", False),
+        Option("UCI_Elo", "spin", ELO_MAX, ELO_MIN, ELO_MAX),
+        Option("Skill Level", "spin", SKILL_MAX, 0, SKILL_MAX),
+        Option("UCI_AnalyseMode", "check", False),
+        Option("UCI_Opponent", "string", "<empty>"),
     ]
+
+
+# Options that only inform the engine: setting one never interrupts a search (a GUI may
+# send them while the engine ponders).
+INFORMATIONAL_OPTIONS = frozenset({"ponder", "uci_opponent", "uci_analysemode"})
+STRENGTH_OPTIONS = frozenset({"uci_limitstrength", "uci_elo", "skill level"})
 
 
 class UciEngine:
@@ -301,7 +313,8 @@ class UciEngine:
         if option.kind != "button" and value == "" and option.kind != "string":
             raise UciError(f"option {option.name} needs a value")
         new_value = option.parse(value)
-        self.wait_for_search()
+        if option.name.lower() not in INFORMATIONAL_OPTIONS:
+            self.wait_for_search()
         self.apply_option(option, new_value)
 
     def apply_option(self, option: Option, value: object) -> None:
@@ -335,6 +348,8 @@ class UciEngine:
                 self.load_eval_file(self._searcher)
         elif key == "ownbook" and value and not self._book_loaded:
             self.load_book()
+        elif key in STRENGTH_OPTIONS and self._searcher is not None:
+            self._searcher.strength = self.strength_level()
         elif key == "uci_showwdl" and self._searcher is not None:
             self._searcher.show_wdl = bool(value)
         elif key == "syzygypath":
@@ -387,6 +402,7 @@ class UciEngine:
             self._searcher.set_threads(int(self.options["threads"].value))
             self._searcher.move_overhead = int(self.options["move overhead"].value) / 1000
             self._searcher.show_wdl = bool(self.options["uci_showwdl"].value)
+            self._searcher.strength = self.strength_level()
             self._configure_tablebases(self._searcher)
             if self.options["evalfile"].value not in ("", "<default>"):
                 self.load_eval_file(self._searcher)
@@ -447,10 +463,24 @@ class UciEngine:
         reply = max(replies, key=lambda e: e[1])[0]
         return f" ponder {after.move_to_uci(reply)}"
 
+    def strength_level(self):
+        """The weakened level the strength options ask for (``engine.strength``), or None."""
+        return level_from_options(bool(self.options["uci_limitstrength"].value), int(self.options["uci_elo"].value),
+                                  int(self.options["skill level"].value))
+
     def book_move(self, limits) -> int:
-        """A move from the book for ``go``, or 0 (book off, out of book, or an analysis request)."""
-        if not self.options["ownbook"].value or limits.infinite or limits.ponder or limits.searchmoves \
-                or limits.mate:
+        """A move from the book for ``go``, or 0.
+
+        The book plays only in games: a ``go`` with a game clock (``wtime``/``btime``) or a
+        ``movetime``, with OwnBook on, one PV and UCI_AnalyseMode off.  Every analysis request
+        (``depth``, ``nodes``, ``mate``, ``infinite``, ``ponder``, ``searchmoves``, MultiPV above 1)
+        gets a real search with its ``info`` lines.
+        """
+        in_game = limits.wtime is not None or limits.btime is not None or limits.movetime is not None
+        analysis = (limits.depth or limits.nodes or limits.mate or limits.infinite or limits.ponder
+                    or limits.searchmoves or int(self.options["multipv"].value) > 1
+                    or self.options["uci_analysemode"].value)
+        if not self.options["ownbook"].value or not in_game or analysis:
             return 0
         book = self.load_book()
         if book is None:
