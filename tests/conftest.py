@@ -1,7 +1,9 @@
 """Shared test setup: the repository on sys.path, the data directory, small helpers.
 
-The data set lives next to the repository: ``<repo>/../shared/data``.  Perft files
-are parsed by ``engine.tools.perft_suite`` (shared with the benchmark command).
+The test data lives in the repository, in ``tests/data`` (small copies and subsets
+of the full data set; origins and licences in ``tests/data/SOURCES.md``), so the
+suite runs on a fresh clone.  Perft files are parsed by ``engine.tools.perft_suite``
+(shared with the benchmark command).
 """
 
 from __future__ import annotations
@@ -17,8 +19,9 @@ if str(REPO) not in sys.path:
 
 from engine.tools.positions import random_playout_fens  # noqa: E402,F401  (tests import it from here)
 
-DATA = REPO.parent / "shared" / "data"
+DATA = REPO / "tests" / "data"
 PERFT_DIR = DATA / "perft"
+SYZYGY_DIR = DATA / "syzygy" / "regular"  # every 3-4-man WDL table; DTZ for the 3-man ones
 
 KIWIPETE = "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1"
 

@@ -18,7 +18,7 @@ import chess.syzygy
 import numpy as np
 import pytest
 
-from conftest import DATA, REPO
+from conftest import DATA, REPO, SYZYGY_DIR
 from engine.board import Board
 from engine.jit import hot_njit
 from engine.movegen import GEN_ALL, generate_moves
@@ -28,14 +28,13 @@ from engine.syzygy import (
 )
 from engine.tools.tb_speed import random_position, random_positions, table_names
 
-SYZYGY = DATA / "syzygy"
-REGULAR = SYZYGY / "regular"
-EPD = SYZYGY / "endgame_wdl_dtz.epd"
+REGULAR = SYZYGY_DIR  # tests/data/syzygy/regular: all 35 3-4-man .rtbw tables
+EPD = DATA / "syzygy" / "endgame_wdl_dtz.epd"
 
 
 @pytest.fixture(scope="module")
 def tables():
-    """Our tables and python-chess's, both over the shared 3-4-man directory."""
+    """Our tables and python-chess's, both over the test 3-4-man directory."""
     tb, max_pieces, messages = load_tablebases(str(REGULAR))
     reference = chess.syzygy.open_tablebase(str(REGULAR))
     yield tb, max_pieces, messages, reference

@@ -12,13 +12,13 @@ import chess
 import chess.syzygy
 import pytest
 
-from conftest import REPO
+from conftest import REPO, SYZYGY_DIR
 from engine.board import Board
 from engine.searcher import Searcher
 from engine.tablebase import TB_WIN_SCORE, RootTablebase
 from engine.timeman import Limits
 
-TABLES = REPO.parent / "shared" / "data" / "syzygy" / "regular"
+TABLES = SYZYGY_DIR  # WDL for all 3-4-man tables, DTZ (.rtbz) for the 3-man ones these tests probe
 
 
 @pytest.fixture(scope="module")

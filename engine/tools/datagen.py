@@ -50,13 +50,15 @@ import chess
 import chess.engine
 import chess.pgn
 
+from engine.tools.data import default_path, require_data
+
 try:
     from tqdm import tqdm
 except ImportError:  # pragma: no cover
     tqdm = None
 
 REPO = Path(__file__).resolve().parents[2]
-DEFAULT_OPENINGS = REPO.parent / "shared" / "data" / "openings" / "noob_3moves.epd"
+DEFAULT_OPENINGS = default_path("openings")  # None without ../shared/data
 DEFAULT_ENGINE = "/usr/games/stockfish"
 RESULTS = {"1-0": "1.0", "0-1": "0.0", "1/2-1/2": "0.5"}
 MATE_CP = 32000          # mate scores as centipawns while playing (adjudication only)
@@ -427,7 +429,8 @@ def main(argv: list[str] | None = None) -> int:
     src.add_argument("--pgn", nargs="+", type=Path, default=[], metavar="FILE", help="PGN files to take positions from")
     src.add_argument("--skip-plies", type=int, default=8, help="positions before this ply of a PGN game are skipped")
     src.add_argument("--selfplay", type=int, default=0, metavar="N", help="number of Stockfish self-play games")
-    src.add_argument("--openings", type=Path, default=DEFAULT_OPENINGS, help="EPD or PGN start positions for self-play")
+    src.add_argument("--openings", type=Path, default=DEFAULT_OPENINGS,
+                     help="EPD or PGN start positions for self-play (default: ../shared/data/openings/noob_3moves.epd)")
     src.add_argument("--seed", type=int, default=1, help="seed for openings, randomness and labelling order")
     src.add_argument("--play-nodes", type=int, default=2000, help="Stockfish nodes per self-play move")
     src.add_argument("--multipv", type=int, default=3, help="self-play picks among this many best moves ...")
@@ -478,7 +481,7 @@ def main(argv: list[str] | None = None) -> int:
     pgn_games = stats.games
 
     if args.selfplay:
-        openings = load_openings(args.openings)
+        openings = load_openings(require_data(args.openings, "openings", "--openings FILE"))
         if not openings:
             parser.error(f"no start positions in {args.openings}")
         cfg = SelfplayConfig(openings, args.seed, args.play_nodes, max(1, args.multipv), args.multipv_margin,

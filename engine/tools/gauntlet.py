@@ -39,12 +39,13 @@ from datetime import date
 from pathlib import Path
 
 from engine.tools import stats
+from engine.tools.data import DEFAULTS, ORIGINS, default_path, require_data
 from engine.tools.match import (DrawAdjudication, EngineConfig, MatchConfig, MatchError, MatchResult,
                                 ResignAdjudication, TimeControl, parse_key_values, quiet_engine_log, run_match)
-from engine.tools.suite import DEFAULT_ENGINE, REPO_ROOT
+from engine.tools.suite import DEFAULT_ENGINE
 
-DEFAULT_OPENINGS = REPO_ROOT.parent / "shared" / "data" / "openings" / "noob_3moves.epd"
-"""Opening book used when none is given (in the shared data folder next to the repository)."""
+DEFAULT_OPENINGS = default_path("openings")
+"""Opening book used when none is given (in the shared data folder next to the repository; None without it)."""
 
 DEFAULT_STOCKFISH_ELOS = (1350, 1600, 1800, 2000)
 """``UCI_Elo`` rungs of the limited-strength Stockfish opponents."""
@@ -246,8 +247,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--nodes", type=int, help="nodes per move instead of a clock (xboard engines may refuse)")
     ap.add_argument("--rounds", type=int, default=10, help="opening pairs per opponent (default 10 = 20 games)")
     ap.add_argument("--concurrency", type=int, default=1, help="games played at once (default 1)")
-    ap.add_argument("--openings", default=str(DEFAULT_OPENINGS) if DEFAULT_OPENINGS.exists() else None,
-                    help="EPD or PGN openings (default: shared/data/openings/noob_3moves.epd)")
+    ap.add_argument("--openings", default=str(DEFAULT_OPENINGS) if DEFAULT_OPENINGS and DEFAULT_OPENINGS.exists()
+                    else None, help="EPD or PGN openings (default: ../shared/data/openings/noob_3moves.epd "
+                                    "when it exists, else the start position)")
     ap.add_argument("--seed", type=int, default=1, help="opening shuffle seed (default 1: same openings each run)")
     ap.add_argument("--timemargin", type=int, default=0, metavar="MS", help="clock tolerance in milliseconds")
     ap.add_argument("--sf-elo", default=",".join(map(str, DEFAULT_STOCKFISH_ELOS)),
@@ -259,6 +261,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--list", action="store_true", help="show the ladder and exit")
     ap.add_argument("--no-progress", action="store_true", help="no progress bars")
     args = ap.parse_args(argv)
+    if args.openings is not None:
+        require_data(args.openings, "openings", "--openings FILE")
+    elif not args.list:
+        print(f"note: no opening book ({DEFAULTS['openings']} not found): every game starts from the start "
+              f"position; give --openings FILE, {ORIGINS['openings']}", file=sys.stderr)
 
     quiet_engine_log()
     ladder = default_ladder([int(x) for x in args.sf_elo.split(",") if x.strip()])

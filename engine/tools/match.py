@@ -79,6 +79,7 @@ import chess.pgn
 import chess.syzygy
 
 from engine.tools import stats
+from engine.tools.data import require_data
 from engine.tools.progress import ProgressBar
 
 MATE_CP = 100_000
@@ -1196,6 +1197,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     quiet_engine_log(args.engine_log)
+    if args.openings:
+        require_data(args.openings, "openings", "--openings FILE", default=False)
+    for directory in (args.tb or "").split(os.pathsep):
+        if directory:
+            require_data(directory, "syzygy", "--tb PATH", default=False)
     try:
         config = config_from_args(args)
         config.validate()

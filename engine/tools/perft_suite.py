@@ -1,7 +1,9 @@
 """Perft suites: parse every perft file format we ship, and a full-depth benchmark.
 
-The data lives in ``../shared/data/perft`` next to the repository.  Two formats
-occur there:
+The full suites live in ``../shared/data/perft`` next to the repository (the
+default ``--data-dir`` when that folder exists); ``tests/data/perft`` holds the
+small copies the tests use, ``--data-dir tests/data/perft`` runs those.  Two
+formats occur:
 
 * EPD lines: a FEN (4 or 6 fields, spacing may vary) followed by ``;``-separated
   ``D<depth> <count>`` records, e.g. ``<fen> ;D1 20 ;D2 400`` or ``<fen>; D4 23441``.
@@ -38,8 +40,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from engine.tools.data import default_path, require_data
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
-DATA_DIR = REPO_ROOT.parent / "shared" / "data" / "perft"
+DATA_DIR = default_path("perft")
+"""``../shared/data/perft``, or None when the shared data folder is absent."""
 
 # Cheapest first, so a long full-depth run finishes as many files as possible.
 DEFAULT_FILES = (
@@ -179,15 +184,16 @@ def is_chess960_file(path: Path | str) -> bool:
     return "960" in name or "fischer" in name or name.endswith(".perft")
 
 
-def resolve(name: str | Path, data_dir: Path = DATA_DIR) -> Path:
-    """A perft file named by path, or by file name inside ``data_dir``."""
+def resolve(name: str | Path, data_dir: Path | None = DATA_DIR) -> Path:
+    """A perft file named by path, or by file name inside ``data_dir`` (when there is one)."""
     path = Path(name)
-    if path.exists():
+    if path.exists() or data_dir is None:
         return path
     return data_dir / path
 
 
-def load_file(name: str | Path, chess960: bool | None = None, data_dir: Path = DATA_DIR) -> list[PerftCase]:
+def load_file(name: str | Path, chess960: bool | None = None,
+              data_dir: Path | None = DATA_DIR) -> list[PerftCase]:
     """Cases of a perft file in either format; ``chess960`` defaults by file name."""
     path = resolve(name, data_dir)
     if chess960 is None:
@@ -338,7 +344,8 @@ def main(argv: list[str] | None = None) -> int:
         description="Run perft files and compare every listed count (full depth by default).")
     parser.add_argument("--files", nargs="+", default=list(DEFAULT_FILES),
                         help="perft files: names in the data dir or paths (default: all, cheapest first)")
-    parser.add_argument("--data-dir", type=Path, default=DATA_DIR, help=f"default {DATA_DIR}")
+    parser.add_argument("--data-dir", type=Path, default=DATA_DIR,
+                        help=f"folder of the perft files (default {DATA_DIR or '../shared/data/perft, absent here'})")
     parser.add_argument("--max-nodes", type=int, default=None, help="skip counts above N (default: none)")
     parser.add_argument("--max-depth", type=int, default=None, help="skip depths above D (default: none)")
     parser.add_argument("--sample", type=int, default=0, help="only a seeded sample of N positions per file")
@@ -354,9 +361,12 @@ def main(argv: list[str] | None = None) -> int:
         print(text, flush=True)
 
     paths = [resolve(name, args.data_dir) for name in args.files]
-    missing = [str(p) for p in paths if not p.exists()]
-    if missing:
-        parser.error(f"no such perft file: {', '.join(missing)}")
+    if args.data_dir is None and not all(path.exists() for path in paths):
+        require_data(None, "perft", "--data-dir DIR")  # file names but no folder to find them in
+    if args.data_dir is not None and not args.data_dir.is_dir():
+        require_data(args.data_dir, "perft", "--data-dir DIR")
+    for path in paths:
+        require_data(path, "perft", "--data-dir DIR (or --files PATH ...)")
 
     t0 = time.perf_counter()
     from engine.board import Board

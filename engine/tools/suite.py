@@ -43,6 +43,7 @@ from typing import Any
 import chess
 import chess.engine
 
+from engine.tools.data import require_data
 from engine.tools.match import EngineConfig, EngineProcess, MatchError, parse_key_values, quiet_engine_log
 from engine.tools.progress import ProgressBar
 
@@ -385,6 +386,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.movetime is None and args.depth is None and args.nodes is None:
         ap.error("give --movetime, --depth or --nodes")
+    for path in args.files:
+        require_data(path, "tactics", "the FILE arguments (e.g. ../shared/data/tactics/wac_revised_arasan.epd)",
+                     default=False)
     quiet_engine_log()
     try:
         options = parse_key_values(args.option, "--option")

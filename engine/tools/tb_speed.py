@@ -34,8 +34,10 @@ from engine.defs import ST_CASTLING, ST_EP, ST_HALFMOVE, ST_PLY, ST_SIDE
 from engine.jit import njit
 from engine.position import put_piece
 from engine.syzygy import probe_wdl
+from engine.tools.data import default_path, require_data
 
-DEFAULT_PATH = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "syzygy" / "regular"
+DEFAULT_PATH = default_path("syzygy")
+"""``../shared/data/syzygy/regular``, or None when the shared data folder is absent."""
 LETTER_TYPES = {"P": chess.PAWN, "N": chess.KNIGHT, "B": chess.BISHOP, "R": chess.ROOK, "Q": chess.QUEEN,
                 "K": chess.KING}
 PAWN_SQUARES = [sq for sq in chess.SQUARES if 1 <= chess.square_rank(sq) <= 6]
@@ -183,7 +185,9 @@ def probe_all(tb, pos, tab, scratch, mailbox, side, ep, out, rounds):
 def main(argv: list[str] | None = None) -> int:
     """Run the comparison and print probes per second and the speed ratio."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--path", default=str(DEFAULT_PATH), help="Syzygy directory (default: shared data)")
+    parser.add_argument("--path", default=str(DEFAULT_PATH) if DEFAULT_PATH else None,
+                        help="Syzygy directory (default: ../shared/data/syzygy/regular; "
+                             "tests/data/syzygy/regular holds the 3-4-man WDL tables)")
     parser.add_argument("--positions", type=int, default=100, help="random positions per table")
     parser.add_argument("--seed", type=int, default=2024)
     parser.add_argument("--search-positions", type=int, default=30, help="endgames for the search nps test")
@@ -193,6 +197,7 @@ def main(argv: list[str] | None = None) -> int:
     from engine.board import Board
     from engine.syzygy import TB_FAIL, load_tablebases, make_scratch, probe_wdl_board
 
+    require_data(args.path, "syzygy", "--path DIR")
     names = table_names(args.path)
     if not names:
         print(f"no .rtbw tables in {args.path}", file=sys.stderr)
