@@ -184,6 +184,7 @@ class Searcher:
         self.strength: StrengthLevel | None = None  # a weakened level (``engine.strength``), None: full strength
         self.strength_rng = random.Random()
         self._lines_wanted = 1  # MultiPV lines this search computes (more than MultiPV when weakened)
+        self._node_limit_after_depth_1 = 0  # a weakened level's node budget (``think``), 0: none
         self.last_lines: list[PvLine] = []  # the lines of the last finished iteration, best first
         self.move_overhead = 0.030
         self.show_wdl = False
@@ -324,12 +325,17 @@ class Searcher:
         self._completed_depth = 0
         bare_king = False
         self._lines_wanted = self.multipv
+        self._node_limit_after_depth_1 = 0
         if self.strength is not None:
+            # The level's node budget applies from depth 2: depth 1 always completes, so
+            # the move played is a searched one even when one ply costs more than the budget.
             bare_king = opponent_has_bare_king(board)
             budget = self.strength.node_budget(bare_king)
-            limits = dataclasses.replace(limits, nodes=min(limits.nodes or budget, budget))
+            if not limits.nodes or budget < limits.nodes:
+                self._node_limit_after_depth_1 = budget
+                limits = dataclasses.replace(limits, nodes=budget)
             self._lines_wanted = max(self.multipv, self.strength.candidates)
-        self.control[K_NODE_LIMIT] = limits.nodes or 0
+        self.control[K_NODE_LIMIT] = 0 if self._node_limit_after_depth_1 else (limits.nodes or 0)
         self.stats = SearchStats()
 
         root_moves = board.legal_moves()
@@ -480,6 +486,10 @@ class Searcher:
                     previous_scores[line.moves[0]] = line.score
             self._completed_depth = depth
             self._iteration_scores.append(lines[0].score)
+            if self._node_limit_after_depth_1:
+                self.control[K_NODE_LIMIT] = self._node_limit_after_depth_1
+                if self.nodes() >= self._node_limit_after_depth_1:
+                    self.control[K_STOP] = 1
             if self._stop_requested:
                 self.control[K_STOP] = 1
             self.stats.iteration_nodes.append(int(data.counters[C_NODES]) - iteration_start_nodes)
