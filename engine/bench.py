@@ -5,6 +5,10 @@ the Bratko-Kopec and WAC suites, endgames) are searched to ``BENCH_DEPTH`` with 
 fresh 16 MB table.  With one thread the node count is deterministic, so any change
 that should not alter the search must keep it; the last line, ``N nodes M nps``,
 is the format OpenBench reads.
+
+``BENCH_SIGNATURE`` is that node count at ``BENCH_DEPTH``, pinned: a test asserts it,
+and every commit that changes the search tree changes it and says ``Bench: N`` in its
+message (the Stockfish and Ethereal convention).
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import time
 from collections.abc import Callable
 
 BENCH_DEPTH = 11
+BENCH_SIGNATURE = 1_466_229
 
 BENCH_POSITIONS = [
     "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
