@@ -10,8 +10,10 @@ Between iterations Python decides whether another depth fits in the soft limit (
 depth 5 stretched or shrunk by the best root move's share of the last iteration's nodes:
 a contested move earns more time, a settled one less; and by how the score moved: a score
 below our last move's, or below the one three iterations back, earns more), and
-reports each finished depth through the ``on_info`` callback as a UCI ``info`` line
-(``bench`` and the tools pass ``None``: no line is built).  The kernel never reads a
+reports each finished depth through the ``on_info`` callback as a ``SearchInfo`` (the
+UCI layer writes it as an ``info`` line; ``bench`` and the tools pass ``None``: nothing is
+built).  How the soft limit stretches is the time policy's (``engine.timeman``); this
+module only measures what it needs.  The kernel never reads a
 clock and never prints.
 
 With ``Threads`` above 1 the search is Lazy SMP: each helper thread runs its own
@@ -29,7 +31,6 @@ limit (``go nodes``) runs on the main thread only, so that it stays reproducible
 from __future__ import annotations
 
 import dataclasses
-import math
 import random
 import threading
 import time
@@ -50,7 +51,7 @@ from engine.search import (
     ROOT_COUNT, ROOT_PV_START, SearchData, age_history, clear_heuristics, new_search_data, search, tt_move_of,
 )
 from engine.syzygy import SyzygyTables, empty_tablebases, make_scratch, pack_tablebases
-from engine.timeman import Limits, allocate
+from engine.timeman import SOFT_LIMIT_NEXT_DEPTH, Limits, allocate, soft_limit_scale
 from engine.tt import MATE, MATE_IN_MAX_PLY, clear_table, hashfull, new_table
 
 ASPIRATION_MIN_DEPTH = 4     # full window below this depth
@@ -58,14 +59,6 @@ ASPIRATION_DELTA = 20        # first half-width of the window, grown by half on 
 ASPIRATION_MAX_DELTA = 500   # past this half-width, the side that failed opens fully
 BOUND_REPORT_AFTER = 1.0     # seconds: report lowerbound/upperbound lines only in long searches
 WATCHDOG_PERIOD = 0.010      # longest sleep of the watchdog between clock checks
-SOFT_LIMIT_NEXT_DEPTH = 0.6  # do not start a new depth after this share of the soft limit
-NODE_SHARE_MIN_DEPTH = 5     # from this depth the soft limit follows the best move's share of the nodes:
-NODE_SHARE_BASE = 1.5        # soft x (base - share) x scale, so a best move that took nearly all the
-NODE_SHARE_SCALE = 1.35      # effort (settled) stops early, and a contested one earns more time
-FALLING_EVAL_PREVIOUS = 0.01  # the soft limit grows by this per centipawn the score fell since our last move ...
-FALLING_EVAL_ITERATIONS = 0.005  # ... and by this per centipawn it fell over the last three iterations
-FALLING_EVAL_MIN, FALLING_EVAL_MAX = 0.75, 1.5  # the falling-eval factor's range
-FALLING_EVAL_LOOKBACK = 3    # iterations back for the second term
 MAX_SEARCH_DEPTH = MAX_PLY - 8
 MAX_THREADS = 256            # the Threads option's upper end
 
@@ -111,6 +104,22 @@ class PvLine:
 
 
 @dataclass
+class SearchInfo:
+    """What one UCI ``info`` line reports (``engine.uci.format_info`` writes it)."""
+
+    depth: int
+    score: int
+    multipv: int = 1
+    seldepth: int = 0
+    bound: str = ""          # "", "lowerbound" or "upperbound"
+    nodes: int = 0
+    seconds: float = 0.0
+    hashfull: int = 0
+    tbhits: int = 0
+    pv: list[str] = field(default_factory=list)  # UCI moves, a legal line
+
+
+@dataclass
 class SearchStats:
     """Figures of the last search, for the students' ``info string``."""
 
@@ -129,28 +138,6 @@ class SearchStats:
         """Beta cutoffs made by the first move searched."""
         return int(self.cutoffs[:, :, 1].sum())
 
-    def summary(self) -> str:
-        """Effective branching factor and first-move cutoff rate as one line."""
-        nodes = [n for n in self.iteration_nodes if n > 0]
-        ebf = f"{nodes[-1] / nodes[-2]:.2f}" if len(nodes) >= 2 else "n/a"
-        rate = f"{100 * self.fail_high_first / self.fail_high:.1f}%" if self.fail_high else "n/a"
-        return (f"effective branching factor {ebf} (nodes of the last depth / the one before), "
-                f"first-move cutoffs {rate} of {self.fail_high} beta cutoffs")
-
-
-WDL_SCALE = 90.0     # centipawns per unit of the logistic win-probability model
-WDL_OFFSET = 150.0   # advantage at which a win becomes as likely as not
-
-
-def win_draw_loss(score: int) -> tuple[int, int, int]:
-    """Expected (win, draw, loss) per mille for a score, from a logistic model of game results."""
-    if score >= MATE_IN_MAX_PLY:
-        return 1000, 0, 0
-    if score <= -MATE_IN_MAX_PLY:
-        return 0, 0, 1000
-    win = int(1000 / (1 + math.exp((WDL_OFFSET - score) / WDL_SCALE)))
-    loss = int(1000 / (1 + math.exp((WDL_OFFSET + score) / WDL_SCALE)))
-    return win, 1000 - win - loss, loss
 
 
 def opponent_has_bare_king(board: Board) -> bool:
@@ -160,14 +147,6 @@ def opponent_has_bare_king(board: Board) -> bool:
     theirs = [c for c in pieces if c.islower() == (board.turn == 0)]
     return not theirs and bool(pieces)
 
-
-def format_score(score: int) -> str:
-    """UCI ``cp X`` or ``mate N`` (N in moves, negative when we are mated)."""
-    if score >= MATE_IN_MAX_PLY:
-        return f"mate {(MATE - score + 1) // 2}"
-    if score <= -MATE_IN_MAX_PLY:
-        return f"mate {-((MATE + score) // 2)}"
-    return f"cp {score}"
 
 
 class Searcher:
@@ -187,7 +166,6 @@ class Searcher:
         self._node_limit_after_depth_1 = 0  # a weakened level's node budget (``think``), 0: none
         self.last_lines: list[PvLine] = []  # the lines of the last finished iteration, best first
         self.move_overhead = 0.030
-        self.show_wdl = False
         self.stats = SearchStats()
         self._pondering = False
         self._start = 0.0
@@ -197,7 +175,7 @@ class Searcher:
         self._stop_requested = False
         self._completed_depth = 0
         self._partial: PvLine | None = None  # what the unfinished iteration proved (see _deepen)
-        self._previous_score: int | None = None  # the score of our last search's move (falling eval)
+        self.previous_score: int | None = None  # the score of our last search's move (falling eval)
         self._starting_clocks = [0.0, 0.0]  # each side's largest clock this game (sudden-death reserve)
         self._iteration_scores: list[int] = []   # the best score of each finished iteration of this search
         self.tablebase = None        # engine.tablebase.RootTablebase when SyzygyPath is set
@@ -250,7 +228,7 @@ class Searcher:
         """Forget everything learnt (``ucinewgame``)."""
         clear_table(self.tt)
         clear_heuristics(self.sd)
-        self._previous_score = None
+        self.previous_score = None
         self._starting_clocks = [0.0, 0.0]
         for helper in self.helpers:
             clear_heuristics(helper.sd)
@@ -261,6 +239,26 @@ class Searcher:
         if clock is not None:
             self._starting_clocks[side] = max(self._starting_clocks[side], clock)
         return allocate(limits, side, self.move_overhead, self._starting_clocks[side])
+
+    def load_tablebases(self, path: str) -> list[str]:
+        """Open the Syzygy folders of ``path`` (``os.pathsep``-joined; empty: none) for the root
+        filter and the probes inside the search; return the messages for the user."""
+        from engine.syzygy import load_tablebases
+        from engine.tablebase import RootTablebase
+
+        if self.tablebase is not None:
+            self.tablebase.close()
+            self.tablebase = None
+        self.tb_tables, self.tb_max_pieces = empty_tablebases(), 0
+        if path.strip() in ("", "<empty>"):
+            return ["Syzygy tablebases off"]
+        tablebase = RootTablebase(path)
+        tables, max_pieces, messages = load_tablebases(path)
+        count = int(tables.file_size.shape[0])
+        self.tablebase = tablebase if tablebase.table_count else None
+        self.tb_tables, self.tb_max_pieces = tables, max_pieces
+        return [*dict.fromkeys(tablebase.messages + messages),
+                f"found {count} Syzygy WDL tables (up to {max_pieces} pieces)"]
 
     @property
     def tb_tables(self) -> SyzygyTables:
@@ -307,11 +305,11 @@ class Searcher:
 
     # -- the search ------------------------------------------------------------
 
-    def think(self, board: Board, limits: Limits, on_info: Callable[[str], None] | None,
+    def think(self, board: Board, limits: Limits, on_info: Callable[[SearchInfo], None] | None,
               start: float | None = None) -> tuple[int, int]:
         """Search ``board`` under ``limits``; returns (best move, ponder move), 0 for none.
 
-        ``on_info`` receives each UCI ``info`` line; with ``None`` no line is built.
+        ``on_info`` receives what each UCI ``info`` line reports; with ``None`` nothing is built.
 
         ``start`` is the ``time.perf_counter()`` at which the clock started (when ``go``
         arrived); by default, now.
@@ -349,7 +347,7 @@ class Searcher:
             root_moves = [m for m in root_moves if m in wanted] or root_moves
         if not root_moves:
             if on_info is not None:
-                on_info(f"info depth 0 score {'mate 0' if board.is_check() else 'cp 0'}")
+                on_info(SearchInfo(depth=0, score=-MATE if board.is_check() else 0))
             return 0, 0
         root_moves = self._tablebase_filter(board, root_moves, limits)
         if len(root_moves) == 1 and self._soft is not None:
@@ -415,7 +413,7 @@ class Searcher:
                 return
 
     def _iterate(self, board: Board, limits: Limits, root_moves: list[int],
-                 on_info: Callable[[str], None] | None) -> tuple[int, int]:
+                 on_info: Callable[[SearchInfo], None] | None) -> tuple[int, int]:
         """Iterative deepening with aspiration windows, helpers alongside; returns (best, ponder)."""
         data = self.fields
         count = len(root_moves)
@@ -437,7 +435,7 @@ class Searcher:
             self._stop_helpers()
 
     def _deepen(self, board: Board, limits: Limits, count: int, max_depth: int,
-                on_info: Callable[[str], None] | None) -> tuple[int, int]:
+                on_info: Callable[[SearchInfo], None] | None) -> tuple[int, int]:
         """The main thread's iterations over the ``count`` root moves; returns (best, ponder)."""
         sd, data, ev, scratch = self.sd, self.fields, self.ev, self.tb_scratch
         lines: list[PvLine] = [PvLine(0, [int(data.root_moves[0])])]
@@ -498,11 +496,11 @@ class Searcher:
                     on_info(self._info_line(board, depth, index + 1, line))
             if self.control[K_STOP]:
                 break
-            if self._should_stop_after(depth, lines[0].score, limits, self._time_scale(depth, multipv, count)):
+            if self._should_stop_after(depth, lines[0].score, limits, self._soft_limit_scale(depth, multipv, count)):
                 break
 
         if multipv == 1 and self._iteration_scores:
-            self._previous_score = self._iteration_scores[-1]
+            self.previous_score = self._iteration_scores[-1]
         self.last_lines = lines
 
         self.stats.cutoffs = data.counters[C_CUTOFFS:C_CUTOFFS + CUTOFF_DEPTHS * 4].reshape(CUTOFF_DEPTHS, 2, 2).copy()
@@ -579,32 +577,11 @@ class Searcher:
         except Exception as error:  # a helper must never take the engine down: the main thread plays on
             self.helper_errors.append(error)
 
-    def _time_scale(self, depth: int, multipv: int, count: int) -> float:
-        """Factor on the soft limit after ``depth``: the less of the iteration's nodes the best
-        move took, the more the other moves contested it, and the more time the next depth earns."""
-        if depth < NODE_SHARE_MIN_DEPTH or multipv != 1:
-            return 1.0
-        nodes = self.fields.root_nodes[:count]
-        total = int(nodes.sum())
-        if total == 0:
-            return 1.0
-        share = int(nodes[0]) / total  # the root moves are sorted: the first is the best
-        return (NODE_SHARE_BASE - share) * NODE_SHARE_SCALE * self._falling_eval_factor()
-
-    def _falling_eval_factor(self) -> float:
-        """Factor on the soft limit from how the score moved: a score that fell since our last
-        move, or over the last three iterations, is trouble that earns more time; a rising
-        one, less.  Mate scores say nothing about how hard the position is: factor 1."""
-        scores = self._iteration_scores
-        if not scores:
-            return 1.0
-        score = scores[-1]
-        previous = score if self._previous_score is None else self._previous_score
-        earlier = scores[-1 - FALLING_EVAL_LOOKBACK] if len(scores) > FALLING_EVAL_LOOKBACK else score
-        if max(abs(score), abs(previous), abs(earlier)) >= MATE_IN_MAX_PLY:
-            return 1.0
-        factor = 1.0 + FALLING_EVAL_PREVIOUS * (previous - score) + FALLING_EVAL_ITERATIONS * (earlier - score)
-        return min(max(factor, FALLING_EVAL_MIN), FALLING_EVAL_MAX)
+    def _soft_limit_scale(self, depth: int, multipv: int, count: int) -> float:
+        """The time policy's factor on the soft limit after ``depth`` (``engine.timeman.soft_limit_scale``)."""
+        nodes = self.fields.root_nodes[:count]  # sorted: the first root move is the best
+        return soft_limit_scale(depth, multipv, int(nodes[0]), int(nodes.sum()), self._iteration_scores,
+                                self.previous_score, MATE_IN_MAX_PLY)
 
     def _should_stop_after(self, depth: int, score: int, limits: Limits, time_scale: float) -> bool:
         """Whether the finished ``depth`` should be the last one (``time_scale`` stretches the soft limit)."""
@@ -649,21 +626,16 @@ class Searcher:
         """UCI text of the longest legal prefix of ``moves`` (a PV must be playable)."""
         return board.line_to_uci(moves[:board.legal_prefix(moves)])
 
-    def _info_line(self, board: Board, depth: int, multipv: int, line: PvLine) -> str:
-        """The UCI ``info`` line of one finished PV."""
-        nodes = self.nodes()
-        elapsed = max(self.elapsed(), 1e-6)
-        pv = " ".join(self._legal_prefix(board, line.moves))
+    def _info_line(self, board: Board, depth: int, multipv: int, line: PvLine) -> SearchInfo:
+        """What the ``info`` line of one finished PV reports."""
         score = line.score
         if self._tb_score is not None and abs(score) < MATE_IN_MAX_PLY:
             score = self._tb_score  # the tables know better than the evaluation
-        bound = f" {line.bound}" if line.bound and self._tb_score is None else ""
-        if self.show_wdl:
-            bound += " wdl {} {} {}".format(*win_draw_loss(score))
-        return (f"info depth {depth} seldepth {max(int(self.fields.counters[C_SELDEPTH]), depth)} multipv {multipv} "
-                f"score {format_score(score)}{bound} nodes {nodes} nps {int(nodes / elapsed)} "
-                f"hashfull {int(hashfull(self.tt))} tbhits {self._tbhits()} "
-                f"time {int(elapsed * 1000)} pv {pv}")
+        return SearchInfo(depth=depth, score=score, multipv=multipv,
+                          seldepth=max(int(self.fields.counters[C_SELDEPTH]), depth),
+                          bound=line.bound if self._tb_score is None else "", nodes=self.nodes(),
+                          seconds=max(self.elapsed(), 1e-6), hashfull=int(hashfull(self.tt)), tbhits=self._tbhits(),
+                          pv=self._legal_prefix(board, line.moves))
 
     def _tbhits(self) -> int:
         """Tablebase probes of every thread, and of the root filter."""
@@ -671,7 +643,7 @@ class Searcher:
                 + self._root_tbhits)
 
     def _report_bound(self, board: Board, depth: int, pv_index: int, score: int, bound: str,
-                      on_info: Callable[[str], None]) -> None:
+                      on_info: Callable[[SearchInfo], None]) -> None:
         """An aspiration fail, reported only in long searches (GUIs show it as a tentative score)."""
         if self.elapsed() < BOUND_REPORT_AFTER:
             return

@@ -2,17 +2,20 @@
 
 A weaker player differs from a strong one in two ways, and the weakening copies both:
 
-1. **A shorter horizon.**  The search gets a node budget, ``nodes = NODES_AT_MIN x
-   2 ** ((elo - ELO_MIN) / ELO_PER_DOUBLING)``: about 100 Elo per doubling of the nodes,
-   the usual rate at these depths.  A low level sees two or three moves ahead and misses
-   what lies beyond, as a club player does; its mistakes are the short-horizon kind (a
-   piece left hanging to a two-move tactic), not moves picked at random.
+1. **A shorter horizon.**  The search gets a node budget, from ``LEVEL_TABLE``: a few
+   thousand nodes at the bottom of the range, a full-strength move's worth at the top.  A
+   low level sees two or three moves ahead and misses what lies beyond, as a club player
+   does; its mistakes are the short-horizon kind (a piece left hanging to a two-move
+   tactic), not moves picked at random.
 2. **Less exact judgement.**  The search runs with ``CANDIDATES`` MultiPV lines, and the
    move played is the line whose score plus Gaussian noise (sigma ``noise_cp``) is highest,
    among the lines within ``MAX_LOSS_SIGMAS`` sigmas of the best.  Noise on the *scores*
    means that a move much worse than the best is seldom chosen and a move nearly as
    good often is: most mistakes are small inaccuracies, large blunders are rare, and both
    grow smoothly as the level falls.  Sigma falls to zero at the top of the range.
+
+Both are set per calibrated setting in ``LEVEL_TABLE`` and interpolated between them, so
+a setting found off its label is corrected on its own row.
 
 What the weakening never does:
 
@@ -41,9 +44,16 @@ from typing import Protocol, Sequence
 ELO_MIN = 1400            # the lowest UCI_Elo (and Skill Level 0)
 ELO_MAX = 2400            # the highest UCI_Elo: full strength measured 2410 on this scale (README); Skill 20 is full strength
 SKILL_MAX = 20
-NODES_AT_MIN = 150        # node budget at ELO_MIN ...
-ELO_PER_DOUBLING = 100    # ... doubled for every this many Elo (153,600 at ELO_MAX, about a full-strength move at 10+0.1)
-NOISE_AT_MIN = 100.0      # centipawns of score noise at ELO_MIN, falling linearly to 0 at ELO_MAX
+# The calibration table: (UCI_Elo, node budget, noise sigma in centipawns) at each calibrated
+# setting, fitted by games against Stockfish (``engine.tools.calibrate``).  Between two rows
+# the budget is interpolated geometrically and the noise linearly.
+LEVEL_TABLE = (
+    (1400, 2_000, 100.0),
+    (1650, 5_000, 75.0),
+    (1900, 14_000, 50.0),
+    (2150, 45_000, 25.0),
+    (2400, 150_000, 0.0),
+)
 MAX_LOSS_SIGMAS = 3.0     # never choose a line more than this many sigmas below the best
 CANDIDATES = 4            # MultiPV lines the choice is made among
 BARE_KING_NODES = 20_000  # node budget floor against a lone king (no noise there)
@@ -74,11 +84,14 @@ class StrengthLevel:
 
     @classmethod
     def at_elo(cls, elo: int) -> "StrengthLevel":
-        """The level labelled ``elo`` (clamped to the UCI_Elo range)."""
+        """The level labelled ``elo`` (clamped to the UCI_Elo range), from ``LEVEL_TABLE``."""
         elo = max(ELO_MIN, min(ELO_MAX, elo))
-        nodes = round(NODES_AT_MIN * 2 ** ((elo - ELO_MIN) / ELO_PER_DOUBLING))
-        noise = NOISE_AT_MIN * (ELO_MAX - elo) / (ELO_MAX - ELO_MIN)
-        return cls(elo, nodes, noise)
+        for (low, low_nodes, low_noise), (high, high_nodes, high_noise) in zip(LEVEL_TABLE, LEVEL_TABLE[1:]):
+            if elo <= high:
+                t = (elo - low) / (high - low)
+                nodes = round(low_nodes * (high_nodes / low_nodes) ** t)
+                return cls(elo, nodes, low_noise + t * (high_noise - low_noise))
+        raise AssertionError("LEVEL_TABLE must span ELO_MIN..ELO_MAX")
 
     def node_budget(self, bare_king: bool) -> int:
         """Nodes this level may search; more against a lone king, which every level must mate."""

@@ -32,10 +32,18 @@ overhead, not only the next one: with the whole increment counted, a long game a
 to under 0.1 s over 200 moves, and one delay on a loaded machine lost on time.  Net of
 it, once the clock is below about 5.5 x (increment - Move Overhead), the soft limit and
 the overhead together take less than the increment, and the clock grows back.
+
+Between iterations the driver stops once ``SOFT_LIMIT_NEXT_DEPTH`` of the soft limit
+has passed, the soft limit first scaled by ``soft_limit_scale``: from depth
+``NODE_SHARE_MIN_DEPTH`` (one PV only) by the best root move's share of the last
+iteration's nodes (``node_share_factor``: a settled move stops early, a contested one
+earns more time) and by how the score moved (``falling_eval_factor``: a falling score
+earns more time).  These are pure functions of what the driver measured.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 MOVES_HORIZON = 22          # sudden death: plan as if this many moves remained
@@ -47,6 +55,14 @@ MIN_THINK = 0.002           # seconds: even a nearly flagged move searches depth
 MOVE_COST_FLOOR = 0.005     # seconds a move costs at the least (search, Python and the pipe), whatever the overhead
 SUDDEN_DEATH_RESERVE_MOVES = 200   # without an increment to live on, keep back what this many moves cost ...
 SUDDEN_DEATH_RESERVE_SHARE = 0.05  # ... but never more than this share of the game's starting clock
+SOFT_LIMIT_NEXT_DEPTH = 0.6  # do not start a new depth after this share of the (scaled) soft limit
+NODE_SHARE_MIN_DEPTH = 5     # from this depth the soft limit follows the best move's share of the nodes:
+NODE_SHARE_BASE = 1.5        # soft x (base - share) x scale, so a best move that took nearly all the
+NODE_SHARE_SCALE = 1.35      # effort (settled) stops early, and a contested one earns more time
+FALLING_EVAL_PREVIOUS = 0.01  # the soft limit grows by this per centipawn the score fell since our last move ...
+FALLING_EVAL_ITERATIONS = 0.005  # ... and by this per centipawn it fell over the last three iterations
+FALLING_EVAL_MIN, FALLING_EVAL_MAX = 0.75, 1.5  # the falling-eval factor's range
+FALLING_EVAL_LOOKBACK = 3    # iterations back for the second term
 
 
 @dataclass
@@ -105,3 +121,43 @@ def allocate(limits: Limits, side: int, overhead: float,
     hard = max(MIN_THINK, min(hard, ceiling))
     soft = max(MIN_THINK, min(soft, hard))
     return soft, hard
+
+
+def node_share_factor(best_nodes: int, total_nodes: int) -> float:
+    """Factor on the soft limit from the best root move's share of the last iteration's nodes:
+    the less of them it took, the more the other moves contested it, and the more time the
+    next depth earns."""
+    if total_nodes <= 0:
+        return 1.0
+    return (NODE_SHARE_BASE - best_nodes / total_nodes) * NODE_SHARE_SCALE
+
+
+def falling_eval_factor(iteration_scores: Sequence[int], previous_score: int | None, mate_bound: int) -> float:
+    """Factor on the soft limit from how the score moved.
+
+    ``iteration_scores`` are the best scores of this search's finished iterations and
+    ``previous_score`` the score of our last move (None in a new game).  A score that fell
+    since our last move, or over the last ``FALLING_EVAL_LOOKBACK`` iterations, is trouble
+    that earns more time; a rising one, less.  Scores at or beyond ``mate_bound`` are mates,
+    which say nothing about how hard the position is: factor 1.
+    """
+    if not iteration_scores:
+        return 1.0
+    score = iteration_scores[-1]
+    previous = score if previous_score is None else previous_score
+    lookback = FALLING_EVAL_LOOKBACK
+    earlier = iteration_scores[-1 - lookback] if len(iteration_scores) > lookback else score
+    if max(abs(score), abs(previous), abs(earlier)) >= mate_bound:
+        return 1.0
+    factor = 1.0 + FALLING_EVAL_PREVIOUS * (previous - score) + FALLING_EVAL_ITERATIONS * (earlier - score)
+    return min(max(factor, FALLING_EVAL_MIN), FALLING_EVAL_MAX)
+
+
+def soft_limit_scale(depth: int, multipv: int, best_nodes: int, total_nodes: int, iteration_scores: Sequence[int],
+                     previous_score: int | None, mate_bound: int) -> float:
+    """The factor on the soft limit after ``depth``: node share times falling eval, from
+    ``NODE_SHARE_MIN_DEPTH`` on and with one PV only (1 otherwise)."""
+    if depth < NODE_SHARE_MIN_DEPTH or multipv != 1 or total_nodes <= 0:
+        return 1.0
+    return node_share_factor(best_nodes, total_nodes) * falling_eval_factor(iteration_scores, previous_score,
+                                                                           mate_bound)

@@ -14,6 +14,7 @@ message names).
 
 from __future__ import annotations
 
+import math
 import queue
 import random
 import sys
@@ -27,6 +28,51 @@ from engine import ENGINE_AUTHOR, ENGINE_NAME, __version__
 from engine.strength import ELO_MAX, ELO_MIN, SKILL_MAX, level_from_options
 
 STARTING_FEN = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
+MATE = 32000                  # engine.tt.MATE (a test checks): mate in n plies scores MATE - n ...
+MATE_IN_MAX_PLY = MATE - 256  # ... and scores beyond this are mates
+WDL_SCALE = 90.0     # centipawns per unit of the logistic win-probability model
+WDL_OFFSET = 150.0   # advantage at which a win becomes as likely as not
+
+
+def win_draw_loss(score: int) -> tuple[int, int, int]:
+    """Expected (win, draw, loss) per mille for a score, from a logistic model of game results."""
+    if score >= MATE_IN_MAX_PLY:
+        return 1000, 0, 0
+    if score <= -MATE_IN_MAX_PLY:
+        return 0, 0, 1000
+    win = int(1000 / (1 + math.exp((WDL_OFFSET - score) / WDL_SCALE)))
+    loss = int(1000 / (1 + math.exp((WDL_OFFSET + score) / WDL_SCALE)))
+    return win, 1000 - win - loss, loss
+
+
+def format_score(score: int) -> str:
+    """UCI ``cp X`` or ``mate N`` (N in moves, negative when we are mated)."""
+    if score >= MATE_IN_MAX_PLY:
+        return f"mate {(MATE - score + 1) // 2}"
+    if score <= -MATE_IN_MAX_PLY:
+        return f"mate {-((MATE + score) // 2)}"
+    return f"cp {score}"
+
+
+def format_info(info, show_wdl: bool = False) -> str:
+    """The UCI ``info`` line of an ``engine.searcher.SearchInfo``."""
+    if info.depth == 0:  # no legal move: mated or stalemated
+        return f"info depth 0 score {format_score(info.score)}"
+    bound = f" {info.bound}" if info.bound else ""
+    if show_wdl:
+        bound += " wdl {} {} {}".format(*win_draw_loss(info.score))
+    return (f"info depth {info.depth} seldepth {info.seldepth} multipv {info.multipv} "
+            f"score {format_score(info.score)}{bound} nodes {info.nodes} nps {int(info.nodes / info.seconds)} "
+            f"hashfull {info.hashfull} tbhits {info.tbhits} time {int(info.seconds * 1000)} pv {' '.join(info.pv)}")
+
+
+def format_search_stats(stats) -> str:
+    """The students' ``info string`` after a search: effective branching factor and first-move cutoffs."""
+    nodes = [n for n in stats.iteration_nodes if n > 0]
+    ebf = f"{nodes[-1] / nodes[-2]:.2f}" if len(nodes) >= 2 else "n/a"
+    rate = f"{100 * stats.fail_high_first / stats.fail_high:.1f}%" if stats.fail_high else "n/a"
+    return (f"effective branching factor {ebf} (nodes of the last depth / the one before), "
+            f"first-move cutoffs {rate} of {stats.fail_high} beta cutoffs")
 
 
 class UciError(ValueError):
@@ -222,9 +268,6 @@ class UciEngine:
         self._book_loaded = False
         self._book_rng = random.Random()
         self._eval_file_in_use = "<default>"  # the EvalFile whose weights the searcher has
-        self._tablebase = None  # engine.tablebase.RootTablebase when SyzygyPath is set
-        self._tb_tables = None  # engine.syzygy.SyzygyTables for probes inside the search
-        self._tb_max_pieces = 0
         self.commands: dict[str, Callable[[list[str]], None]] = {
             "uci": self.cmd_uci,
             "isready": self.cmd_isready,
@@ -350,42 +393,18 @@ class UciEngine:
             self.load_book()
         elif key in STRENGTH_OPTIONS and self._searcher is not None:
             self._searcher.strength = self.strength_level()
-        elif key == "uci_showwdl" and self._searcher is not None:
-            self._searcher.show_wdl = bool(value)
         elif key == "syzygypath":
             self.load_tablebases()
         elif key.startswith("syzygy") and self._searcher is not None:
             self._configure_tablebases(self._searcher)
 
     def load_tablebases(self) -> None:
-        """Open the SyzygyPath folders; problems and the result go out as info strings."""
-        from engine.syzygy import empty_tablebases, load_tablebases
-        from engine.tablebase import RootTablebase
-
-        if self._tablebase is not None:
-            self._tablebase.close()
-            self._tablebase = None
-        path = str(self.options["syzygypath"].value)
-        self._tb_tables, self._tb_max_pieces = empty_tablebases(), 0
-        if path.strip() in ("", "<empty>"):
-            self.out.info("Syzygy tablebases off")
-        else:
-            tablebase = RootTablebase(path)
-            tables, max_pieces, messages = load_tablebases(path)
-            for message in dict.fromkeys(tablebase.messages + messages):
-                self.out.info(message)
-            count = int(tables.file_size.shape[0])
-            self.out.info(f"found {count} Syzygy WDL tables (up to {max_pieces} pieces)")
-            self._tablebase = tablebase if tablebase.table_count else None
-            self._tb_tables, self._tb_max_pieces = tables, max_pieces
-        if self._searcher is not None:
-            self._configure_tablebases(self._searcher)
+        """Have the searcher open the SyzygyPath folders; problems and the result go out as info strings."""
+        for message in self.searcher.load_tablebases(str(self.options["syzygypath"].value)):
+            self.out.info(message)
 
     def _configure_tablebases(self, searcher) -> None:
-        """Hand the tables and the Syzygy options to the searcher."""
-        searcher.tablebase = self._tablebase
-        if self._tb_tables is not None:
-            searcher.tb_tables, searcher.tb_max_pieces = self._tb_tables, self._tb_max_pieces
+        """Hand the Syzygy options to the searcher (which owns the tables)."""
         searcher.tb_probe_limit = int(self.options["syzygyprobelimit"].value)
         searcher.tb_probe_depth = int(self.options["syzygyprobedepth"].value)
         searcher.tb_rule50 = bool(self.options["syzygy50moverule"].value)
@@ -401,7 +420,6 @@ class UciEngine:
             self._searcher.multipv = int(self.options["multipv"].value)
             self._searcher.set_threads(int(self.options["threads"].value))
             self._searcher.move_overhead = int(self.options["move overhead"].value) / 1000
-            self._searcher.show_wdl = bool(self.options["uci_showwdl"].value)
             self._searcher.strength = self.strength_level()
             self._configure_tablebases(self._searcher)
             if self.options["evalfile"].value not in ("", "<default>"):
@@ -641,7 +659,9 @@ class UciEngine:
     def _search_and_report(self, searcher, board, limits, received: float) -> None:
         """Search thread: think, wait if the GUI must release the result, print bestmove."""
         try:
-            best, ponder = searcher.think(board, limits, self.out.send, start=received)
+            show_wdl = bool(self.options["uci_showwdl"].value)
+            best, ponder = searcher.think(board, limits, lambda info: self.out.send(format_info(info, show_wdl)),
+                                          start=received)
         except Exception as exc:  # a crash must still answer bestmove
             self.out.info(f"error: search failed: {exc!r}")
             moves = board.legal_moves()
@@ -650,7 +670,7 @@ class UciEngine:
             self._release.wait()  # UCI: never report before stop/ponderhit in these modes
         while searcher.helper_errors:
             self.out.info(f"error: a helper thread failed: {searcher.helper_errors.pop()!r}")
-        self.out.info(searcher.stats.summary())
+        self.out.info(format_search_stats(searcher.stats))
         if not best:
             self.out.send("bestmove 0000")
         elif ponder:

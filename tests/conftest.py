@@ -55,3 +55,8 @@ def assert_restored(before: dict[str, np.ndarray], pos, ply: int, context: str =
                 raise AssertionError(f"pos.{name} not restored {context}: first differing indices {diff}")
 
 
+def collect_lines(lines: list[str]):
+    """An ``on_info`` callback for ``Searcher.think`` that keeps each report as its UCI ``info`` line."""
+    from engine.uci import format_info
+
+    return lambda info: lines.append(format_info(info))

@@ -12,6 +12,7 @@ import chess
 import numpy as np
 import pytest
 
+from conftest import collect_lines
 from engine.bench import BENCH_POSITIONS, BENCH_SIGNATURE
 from engine.board import Board
 from engine.syzygy import empty_tablebases, make_scratch, pack_tablebases
@@ -23,7 +24,9 @@ from engine.moveorder import (
 from engine.search import (
     C_NODES, CONFIG_SIZE, INFINITE, ROOT_COUNT, ROOT_PV_START, new_search_data, search,
 )
-from engine.searcher import ASPIRATION_DELTA, NODE_SHARE_MIN_DEPTH, Searcher, widen_window
+from engine.searcher import ASPIRATION_DELTA, Searcher, widen_window
+from engine.timeman import node_share_factor
+from engine.uci import format_info
 from engine.timeman import Limits
 from engine.tt import MATE, new_table
 
@@ -127,7 +130,7 @@ def test_pick_next_is_a_selection_sort_whose_ties_go_to_the_earliest_move() -> N
 def test_finds_mate_and_its_pv_mates(fen: str, moves: int) -> None:
     searcher = Searcher(hash_mb=8)
     lines: list[str] = []
-    best, _ = searcher.think(Board(fen), Limits(depth=2 * moves + 4), lines.append)
+    best, _ = searcher.think(Board(fen), Limits(depth=2 * moves + 4), collect_lines(lines))
     last = lines[-1].split()
     assert last[last.index("score") + 1: last.index("score") + 3] == ["mate", str(moves)], lines[-1]
     pv = last[last.index("pv") + 1:]
@@ -150,7 +153,7 @@ def test_unfinished_iteration_keeps_a_root_move_that_proved_better() -> None:
     for budget in range(20_000, 400_001, 20_000):
         searcher.new_game()
         lines: list[str] = []
-        best, _ = searcher.think(Board(fen), Limits(nodes=budget), lines.append)
+        best, _ = searcher.think(Board(fen), Limits(nodes=budget), collect_lines(lines))
         infos = [line.split() for line in lines if line.startswith("info depth")]
         last = infos[-1]
         assert Board(fen).move_to_uci(best) == last[last.index("pv") + 1]  # we play what we report
@@ -179,32 +182,17 @@ def test_time_follows_the_best_moves_share_of_the_nodes() -> None:
         # counted once per kernel call (one, plus any aspiration re-searches).
         assert 1 <= searcher.stats.iteration_nodes[-1] - int(nodes.sum()) <= 8
         assert (nodes > 0).all()
-        scales[name] = searcher._time_scale(10, 1, count)
+        scales[name] = node_share_factor(int(nodes[0]), int(nodes.sum()))
     assert scales["recapture"] < 0.75 < 1.25 < scales["opening"]
-    assert searcher._time_scale(NODE_SHARE_MIN_DEPTH - 1, 1, 20) == 1.0  # too shallow to judge
 
 
-def test_time_grows_when_the_score_falls() -> None:
-    """The falling-eval factor: a score below our last move's, or below the one three
-    iterations back, stretches the soft limit; a rising score shrinks it; mate scores and
-    a new game leave it alone."""
+def test_the_score_of_our_last_move_is_remembered_for_the_time_policy() -> None:
+    """The driver hands ``engine.timeman.falling_eval_factor`` the score of its last move; a new game forgets it."""
     searcher = Searcher(hash_mb=8)
     searcher.think(Board(chess.STARTING_FEN), Limits(depth=6), None)
-    assert searcher._previous_score == searcher._iteration_scores[-1]  # remembered for the next move
-    searcher._previous_score, searcher._iteration_scores = 30, [30, 30, 30, 30, 30, 30]
-    assert searcher._falling_eval_factor() == 1.0
-    searcher._iteration_scores = [30, 30, 30, 30, 30, 0]  # fell 30 since the last move and over 3 iterations
-    assert searcher._falling_eval_factor() == pytest.approx(1.0 + 0.3 + 0.15)
-    searcher._iteration_scores = [30, 30, 30, 30, 30, -200]
-    assert searcher._falling_eval_factor() == 1.5  # clamped
-    searcher._iteration_scores = [30, 30, 30, 30, 30, 200]
-    assert searcher._falling_eval_factor() == 0.75
-    searcher._iteration_scores = [30, 30, 30, 30, 30, MATE - 5]
-    assert searcher._falling_eval_factor() == 1.0
-    searcher._iteration_scores = [30, 30, 30, 30, 30, 0]
+    assert searcher.previous_score == searcher.last_lines[0].score
     searcher.new_game()
-    assert searcher._previous_score is None
-    assert searcher._falling_eval_factor() == pytest.approx(1.15)  # the iterations' term alone
+    assert searcher.previous_score is None
 
 
 def test_cutoff_table_splits_every_beta_cutoff() -> None:
@@ -264,7 +252,7 @@ def test_multipv_lines_come_best_first_and_line_one_is_played() -> None:
         searcher.new_game()
         board = Board(fen)
         infos: list[str] = []
-        best, _ = searcher.think(board, Limits(depth=9), infos.append)
+        best, _ = searcher.think(board, Limits(depth=9), collect_lines(infos))
         by_depth: dict[int, list[tuple[int, int, str]]] = {}
         for line in infos:
             words = line.split()
@@ -413,7 +401,7 @@ def test_lazy_smp_helpers_search_beside_the_main_thread_and_stop_with_it() -> No
         words = line.split()
         reported.append((int(words[words.index("nodes") + 1]), int(searcher.sd.counters[C_NODES])))
 
-    best, _ = searcher.think(board, Limits(movetime=0.5), on_info)
+    best, _ = searcher.think(board, Limits(movetime=0.5), lambda info: on_info(format_info(info)))
     assert chess.Move.from_uci(board.move_to_uci(best)) in chess.Board(BENCH_POSITIONS[1]).legal_moves
     assert not searcher.helper_errors
     assert all(int(helper.sd.counters[C_NODES]) > 1000 for helper in searcher.helpers)
@@ -430,7 +418,7 @@ def test_node_limited_search_stays_on_one_thread_and_reproducible() -> None:
         searcher = Searcher(hash_mb=8)
         searcher.set_threads(threads)
         lines: list[str] = []
-        best, _ = searcher.think(Board(BENCH_POSITIONS[3]), Limits(nodes=30000), lines.append)
+        best, _ = searcher.think(Board(BENCH_POSITIONS[3]), Limits(nodes=30000), collect_lines(lines))
         assert all(int(helper.sd.counters[C_NODES]) == 0 for helper in searcher.helpers)
         results.append((best, lines[-1].split()[lines[-1].split().index("nodes") + 1]))
     assert results[0] == results[1] == results[2]
@@ -441,7 +429,7 @@ def test_lazy_smp_finds_mate_and_its_pv_mates(fen: str, moves: int) -> None:
     searcher = Searcher(hash_mb=8)
     searcher.set_threads(2)
     lines: list[str] = []
-    searcher.think(Board(fen), Limits(depth=2 * moves + 4), lines.append)
+    searcher.think(Board(fen), Limits(depth=2 * moves + 4), collect_lines(lines))
     last = lines[-1].split()
     assert last[last.index("score") + 1: last.index("score") + 3] == ["mate", str(moves)], lines[-1]
     board = chess.Board(fen)
@@ -481,11 +469,11 @@ def test_a_search_without_a_clock_starts_no_watchdog_and_a_silent_one_builds_no_
         seen["clock"] = max(seen.get("clock", 0), watchdogs())
 
     reported = Searcher(hash_mb=8)
-    best, ponder = reported.think(Board(BENCH_POSITIONS[2]), Limits(depth=7), depth_info)
+    best, ponder = reported.think(Board(BENCH_POSITIONS[2]), Limits(depth=7), lambda info: depth_info(format_info(info)))
     silent = Searcher(hash_mb=8)
     assert silent.think(Board(BENCH_POSITIONS[2]), Limits(depth=7), None) == (best, ponder)
     assert silent.sd.counters[C_NODES] == reported.sd.counters[C_NODES] > 0
     assert [line.split()[2] for line in lines if line.startswith("info depth")][-1] == "7"
-    Searcher(hash_mb=8).think(Board(BENCH_POSITIONS[2]), Limits(movetime=0.2), clock_info)
+    Searcher(hash_mb=8).think(Board(BENCH_POSITIONS[2]), Limits(movetime=0.2), lambda info: clock_info(format_info(info)))
     assert seen == {"depth": 0, "clock": 1}
     assert watchdogs() == 0  # joined when the search ended

@@ -14,6 +14,7 @@ import chess.engine
 import chess.polyglot
 import pytest
 
+from conftest import collect_lines
 from engine.board import Board
 from engine.searcher import Searcher, opponent_has_bare_king
 from engine.strength import (
@@ -151,7 +152,7 @@ def test_lowest_level_varies_its_moves_and_stays_within_its_budget() -> None:
     for _ in range(20):
         searcher.new_game()
         lines: list[str] = []
-        best, _ = searcher.think(board, Limits(wtime=60, btime=60), lines.append)
+        best, _ = searcher.think(board, Limits(wtime=60, btime=60), collect_lines(lines))
         assert best in legal
         played.add(best)
         depths = [int(line.split()[2]) for line in lines if line.startswith("info depth")]
@@ -193,7 +194,7 @@ def test_a_tiny_budget_still_plays_a_searched_move_in_a_busy_middlegame() -> Non
     searcher.strength = StrengthLevel.at_elo(ELO_MIN)
     board = Board("r1bq1rk1/pp2ppbp/2np2p1/2n5/P3PP2/N1P2N2/1PB3PP/R1B1QRK1 b - - 0 1")
     lines: list[str] = []
-    best, _ = searcher.think(board, Limits(wtime=10, btime=10, winc=0.1, binc=0.1), lines.append)
+    best, _ = searcher.think(board, Limits(wtime=10, btime=10, winc=0.1, binc=0.1), collect_lines(lines))
     assert any(line.startswith("info depth 1 ") and "multipv 4" in line for line in lines)
     assert best in {line_moves.moves[0] for line_moves in searcher.last_lines}
 

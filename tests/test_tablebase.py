@@ -12,7 +12,7 @@ import chess
 import chess.syzygy
 import pytest
 
-from conftest import REPO, SYZYGY_DIR
+from conftest import REPO, SYZYGY_DIR, collect_lines
 from engine.board import Board
 from engine.searcher import Searcher
 from engine.tablebase import TB_WIN_SCORE, RootTablebase
@@ -55,7 +55,7 @@ def random_position(rng: random.Random, white: str, black: str, turn: bool) -> c
 def engine_move(searcher: Searcher, board: chess.Board, lines: list[str] | None = None) -> chess.Move:
     """Numbat's move in ``board`` at a small fixed depth."""
     ours = Board(board.fen())
-    best, _ = searcher.think(ours, Limits(depth=4), (lines if lines is not None else []).append)
+    best, _ = searcher.think(ours, Limits(depth=4), collect_lines(lines if lines is not None else []))
     return chess.Move.from_uci(ours.move_to_uci(best))
 
 
@@ -163,7 +163,7 @@ def test_probes_inside_the_search_find_the_win(searcher: Searcher) -> None:
     try:
         lines: list[str] = []
         fen = "3r3k/8/8/8/8/8/1P6/3QK3 w - - 0 1"  # KQPvKR: the queen wins the rook at once
-        best, _ = searcher.think(Board(fen), Limits(depth=6), lines.append)
+        best, _ = searcher.think(Board(fen), Limits(depth=6), collect_lines(lines))
         assert Board(fen).move_to_uci(best) == "d1d8"
         last = [line for line in lines if " pv " in line][-1]
         assert int(last.split(" tbhits ")[1].split()[0]) > 0

@@ -6,7 +6,7 @@ import pytest
 
 from engine.timeman import (
     HARD_CLOCK_SHARE, MIN_RESERVE, MIN_THINK, MOVES_HORIZON, SOFT_INCREMENT_SHARE, SUDDEN_DEATH_RESERVE_SHARE, Limits,
-    allocate, sudden_death_reserve,
+    NODE_SHARE_MIN_DEPTH, allocate, falling_eval_factor, node_share_factor, soft_limit_scale, sudden_death_reserve,
 )
 
 OVERHEAD = 0.01
@@ -124,3 +124,44 @@ def test_the_searcher_keeps_each_sides_starting_clock_until_a_new_game() -> None
     searcher.new_game()
     fresh_soft, _ = searcher._allocate(Limits(wtime=0.5, btime=0.5), 0)
     assert fresh_soft is not None and fresh_soft > MIN_THINK  # a game that starts at 0.5 s reserves 0.025 s
+
+
+# ---------------------------------------------------------------------------
+# How the soft limit stretches: pure functions of what the driver measured
+# ---------------------------------------------------------------------------
+
+MATE_BOUND = 31_744  # engine.tt.MATE_IN_MAX_PLY
+
+
+def test_node_share_settled_moves_stop_early_and_contested_ones_earn_time() -> None:
+    assert node_share_factor(95, 100) == pytest.approx((1.5 - 0.95) * 1.35)  # settled: under 0.75
+    assert node_share_factor(20, 100) == pytest.approx((1.5 - 0.2) * 1.35)   # contested: over 1.75
+    assert node_share_factor(0, 0) == 1.0
+
+
+def test_falling_eval_earns_time_and_rising_or_mate_scores_do_not() -> None:
+    steady = [30, 30, 30, 30, 30, 30]
+    assert falling_eval_factor(steady, 30, MATE_BOUND) == 1.0
+    fell = [30, 30, 30, 30, 30, 0]  # 30 below our last move's score and below three iterations back
+    assert falling_eval_factor(fell, 30, MATE_BOUND) == pytest.approx(1.0 + 0.3 + 0.15)
+    assert falling_eval_factor([30, 30, 30, 30, 30, -200], 30, MATE_BOUND) == 1.5   # clamped
+    assert falling_eval_factor([30, 30, 30, 30, 30, 200], 30, MATE_BOUND) == 0.75   # clamped
+    assert falling_eval_factor([30, 30, 30, 30, 30, 32_000 - 5], 30, MATE_BOUND) == 1.0
+    assert falling_eval_factor(fell, None, MATE_BOUND) == pytest.approx(1.15)  # new game: the iterations' term alone
+    assert falling_eval_factor([], None, MATE_BOUND) == 1.0
+
+
+def test_soft_limit_scale_applies_from_its_depth_with_one_pv() -> None:
+    scores = [30, 30, 30, 30, 30, 0]
+    both = node_share_factor(40, 100) * falling_eval_factor(scores, 30, MATE_BOUND)
+    assert soft_limit_scale(NODE_SHARE_MIN_DEPTH, 1, 40, 100, scores, 30, MATE_BOUND) == pytest.approx(both)
+    assert soft_limit_scale(NODE_SHARE_MIN_DEPTH - 1, 1, 40, 100, scores, 30, MATE_BOUND) == 1.0  # too shallow
+    assert soft_limit_scale(10, 3, 40, 100, scores, 30, MATE_BOUND) == 1.0  # MultiPV: the lines need every move
+    assert soft_limit_scale(10, 1, 0, 0, scores, 30, MATE_BOUND) == 1.0
+
+
+def test_the_mate_bound_is_the_tables() -> None:
+    from engine.tt import MATE, MATE_IN_MAX_PLY
+    from engine import uci
+
+    assert MATE_BOUND == MATE_IN_MAX_PLY and (uci.MATE, uci.MATE_IN_MAX_PLY) == (MATE, MATE_IN_MAX_PLY)

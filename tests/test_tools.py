@@ -1,4 +1,5 @@
-"""The match, PGN-statistics and suite runners (engine.tools.match / pgn_stats / suite), end to end.
+"""The match, PGN-statistics and suite runners (engine.tools.match / pgn_stats / suite) and the engine
+plumbing they share (engine.tools.engines), end to end.
 
 The Numbat tests start the real engine (``run_engine.py``) and need it to answer
 ``go nodes N``.  The runner's own bookkeeping (faults, pairs, SPRT stop) is
@@ -14,11 +15,13 @@ import sys
 from pathlib import Path
 
 import chess
+import chess.engine
 import chess.pgn
 import numpy as np
 import pytest
 
-from engine.tools.match import EngineConfig, MatchConfig, SprtConfig, TimeControl, run_match
+from engine.tools.engines import EngineConfig, EngineProcess, play_move
+from engine.tools.match import MatchConfig, SprtConfig, TimeControl, run_match
 from engine.tools.pgn_stats import main as pgn_stats_main
 from engine.tools.pgn_stats import move_times, read_games, tally
 from engine.tools.stats import elo_pentanomial, sprt_pentanomial
@@ -31,7 +34,8 @@ NUMBAT = [sys.executable, str(REPO / "run_engine.py")]
 VALID_RESULTS = {"1-0", "0-1", "1/2-1/2"}
 
 # A scripted UCI engine: plays seeded random legal moves; with the argument
-# "illegal" it answers its third search of each process with an illegal move.
+# "illegal" it answers its third search of each process with an illegal move,
+# with "crash" it exits at its third search, with "hang" it never answers it.
 SCRIPTED_ENGINE = '''
 import random
 import sys
@@ -68,6 +72,10 @@ for line in sys.stdin:
                 print(("white " if board.turn else "black ") + line.strip(), file=log)
         if mode == "illegal" and searches == 3:
             print("bestmove a1a1", flush=True)
+            continue
+        if mode == "crash" and searches == 3:
+            sys.exit(3)
+        if mode == "hang" and searches == 3:
             continue
         move = rng.choice(sorted(board.legal_moves, key=lambda m: m.uci()))
         print("info depth 1 score cp 0 nodes 1", flush=True)
@@ -140,6 +148,22 @@ def test_runner_counts_illegal_moves_and_pairs(tmp_path: Path) -> None:
     games = _read_games(pgn)
     assert len(games) == 4
     assert all(g.headers["Termination"] == "illegal move" for g in games)
+
+
+@pytest.mark.parametrize(("mode", "failure"), [("hang", "killed"), ("crash", "crash"), ("illegal", "error")])
+def test_play_move_tells_a_hang_from_a_crash_and_an_illegal_move(tmp_path: Path, mode: str, failure: str) -> None:
+    process = EngineProcess(_scripted(tmp_path, mode, mode))
+    board, game, limit = chess.Board(), object(), chess.engine.Limit(nodes=1)
+    try:
+        for _ in range(2):
+            attempt = play_move(process, board, limit, deadline=30.0, game=game)
+            assert attempt.failure is None and attempt.play is not None and attempt.play.move in board.legal_moves
+            board.push(attempt.play.move)
+        attempt = play_move(process, board, limit, deadline=0.5, game=game)
+        assert (attempt.failure, attempt.play, attempt.hung) == (failure, None, mode == "hang")
+        assert ("a1a1" in attempt.message) == (mode == "illegal")
+    finally:
+        process.quit()
 
 
 def test_time_control_parses_fischer_and_repeating_clocks() -> None:

@@ -24,7 +24,8 @@ import chess.polyglot
 
 from tqdm import tqdm
 
-REPO = Path(__file__).resolve().parents[2]
+from engine.tools.data import REPO_ROOT
+from engine.tools.engines import STOCKFISH_PATH
 
 
 def book_positions(reader: chess.polyglot.MemoryMappedReader) -> list[chess.Board]:
@@ -51,12 +52,12 @@ def book_positions(reader: chess.polyglot.MemoryMappedReader) -> list[chess.Boar
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("book", nargs="?", type=Path, default=REPO / "books" / "numbat.bin")
+    parser.add_argument("book", nargs="?", type=Path, default=REPO_ROOT / "books" / "numbat.bin")
     parser.add_argument("--depth", type=int, default=18)
     parser.add_argument("--threshold", type=int, default=50)
     parser.add_argument("--sample", type=int, default=None, help="audit N random positions of the book tree")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--engine", default="/usr/games/stockfish")
+    parser.add_argument("--engine", default=STOCKFISH_PATH)
     args = parser.parse_args(argv)
 
     reader = chess.polyglot.open_reader(args.book)

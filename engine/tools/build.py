@@ -28,7 +28,7 @@ import sys
 import zipfile
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+from engine.tools.data import REPO_ROOT
 
 LAUNCHER = '''\
 """Numbat launcher: unpack the engine beside its numba cache once, then run it."""

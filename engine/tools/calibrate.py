@@ -22,7 +22,6 @@ diagonal) with matplotlib, an optional extra (``pip install numbat[tools]``).
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import random
 import subprocess
@@ -33,13 +32,12 @@ from pathlib import Path
 import chess
 import chess.pgn
 
-from engine.tools.data import shared_data_dir
+from engine.tools.data import REPO_ROOT, shared_data_dir
+from engine.tools.engines import NUMBAT_COMMAND, STOCKFISH_PATH, EngineConfig, quiet_engine_log
 from engine.tools.match import (
-    DrawAdjudication, EngineConfig, MatchConfig, ResignAdjudication, TimeControl, format_report, quiet_engine_log,
-    run_match,
+    DrawAdjudication, MatchConfig, ResignAdjudication, TimeControl, format_report, run_match,
 )
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_ELOS = (1400, 1650, 1900, 2150, 2400)
 ON_LABEL_ELO = 100        # a setting is calibrated when within this many Elo of its label
 LOSS_CAP = 1000           # centipawns: scores (mates) are capped here before losses are averaged
@@ -60,7 +58,7 @@ def git_commit() -> str:
 def play_setting(elo: int, games: int, tc: str, stockfish: str, openings: str | None, seed: int, concurrency: int,
                  pgn_path: Path, tb_path: str | None) -> dict:
     """Play one setting's match; return its result entry (without the move judgement)."""
-    numbat = EngineConfig([sys.executable, str(REPO_ROOT / "run_engine.py")], NUMBAT,
+    numbat = EngineConfig(list(NUMBAT_COMMAND), NUMBAT,
                           options={"UCI_LimitStrength": "true", "UCI_Elo": str(elo), "OwnBook": "false",
                                    "Hash": "16"})
     sf = EngineConfig([stockfish], STOCKFISH,
@@ -168,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--games", type=int, default=100, help="games per setting (default 100)")
     parser.add_argument("--tc", default="10+0.1", help="time control (default 10+0.1)")
     parser.add_argument("--concurrency", type=int, default=2, help="games at once (default 2)")
-    parser.add_argument("--stockfish", default="/usr/games/stockfish", help="Stockfish binary")
+    parser.add_argument("--stockfish", default=STOCKFISH_PATH, help="Stockfish binary")
     parser.add_argument("--openings", default=str(data / "openings" / "8moves_v3.pgn") if data else None,
                         help="openings (default: ../shared/data/openings/8moves_v3.pgn)")
     parser.add_argument("--tb", default=str(data / "syzygy" / "regular") if data else None,

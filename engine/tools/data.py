@@ -1,10 +1,12 @@
-"""Where the benchmark and suite commands find their data, and a clear message when it is missing.
+"""The repository root, where the benchmark and suite commands find their data, and a clear message when it is missing.
 
 The full data set (perft suites, tactics suites, opening books, Syzygy tables) is
 not part of the repository: it lives in ``<repo>/../shared/data`` when that folder
 exists (see its SOURCES.md).  The tests only use the small copies in
 ``tests/data`` (listed with their origins in ``tests/data/SOURCES.md``).
 
+* :data:`REPO_ROOT` is the repository root, the one definition every tool
+  resolves repository paths from.
 * :func:`shared_data_dir` is ``<repo>/../shared/data`` if it exists, else None.
 * :func:`default_path` is the tools' default for one kind of data (``"perft"``,
   ``"syzygy"``, ``"openings"``, ``"tactics"``; see :data:`DEFAULTS`), or None

@@ -51,15 +51,14 @@ import chess.engine
 import chess.pgn
 
 from engine.tools.data import default_path, require_data
+from engine.tools.engines import STOCKFISH_PATH
 
 try:
     from tqdm import tqdm
 except ImportError:  # pragma: no cover
     tqdm = None
 
-REPO = Path(__file__).resolve().parents[2]
 DEFAULT_OPENINGS = default_path("openings")  # None without ../shared/data
-DEFAULT_ENGINE = "/usr/games/stockfish"
 RESULTS = {"1-0": "1.0", "0-1": "0.0", "1/2-1/2": "0.5"}
 MATE_CP = 32000          # mate scores as centipawns while playing (adjudication only)
 CAP_DRAW_BAND = 100      # at the ply cap, |last score| within this is a draw
@@ -455,7 +454,7 @@ def main(argv: list[str] | None = None) -> int:
     lab.add_argument("--depth", type=int, default=8, help="Stockfish depth per position")
     lab.add_argument("--nodes", type=int, default=None, help="Stockfish nodes per position instead of --depth")
     lab.add_argument("--workers", type=int, default=1, help="Stockfish processes (threads) in parallel")
-    lab.add_argument("--engine", default=DEFAULT_ENGINE, help="UCI engine used to play and label")
+    lab.add_argument("--engine", default=STOCKFISH_PATH, help="UCI engine used to play and label")
     lab.add_argument("--out", type=Path, default=None, help="output file (FEN;score;result); none: collect only")
     lab.add_argument("--limit", type=int, default=None, metavar="N", help="write at most N positions")
     parser.add_argument("--no-progress", action="store_true", help="plain progress lines instead of tqdm bars")

@@ -40,9 +40,9 @@ from pathlib import Path
 
 from engine.tools import stats
 from engine.tools.data import DEFAULTS, ORIGINS, default_path, require_data
-from engine.tools.match import (DrawAdjudication, EngineConfig, MatchConfig, MatchError, MatchResult,
-                                ResignAdjudication, TimeControl, parse_key_values, quiet_engine_log, run_match)
-from engine.tools.suite import DEFAULT_ENGINE
+from engine.tools.engines import NUMBAT_COMMAND, EngineConfig, MatchError, quiet_engine_log
+from engine.tools.match import (DrawAdjudication, MatchConfig, MatchResult, ResignAdjudication, TimeControl,
+                                parse_key_values, run_match)
 
 DEFAULT_OPENINGS = default_path("openings")
 """Opening book used when none is given (in the shared data folder next to the repository; None without it)."""
@@ -286,7 +286,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         options = parse_key_values(args.option, "--option")
     except ValueError as exc:
         ap.error(str(exc))
-    cmd = shlex.split(args.engine) if args.engine else list(DEFAULT_ENGINE)
+    cmd = shlex.split(args.engine) if args.engine else list(NUMBAT_COMMAND)
     engine = EngineConfig(cmd=cmd, name=args.name, options=options)
     adjudicate = not args.no_adjudication
     base = MatchConfig(engines=[], openings=args.openings, seed=args.seed,

@@ -1,9 +1,9 @@
 """Engine-vs-engine matches: paired openings, real clocks, adjudication, PGN output, Elo and SPRT.
 
-This module owns playing games between engines through python-chess's engine
-client (``chess.engine.SimpleEngine.popen_uci`` / ``popen_xboard``) and
-turning the games into results.  The arithmetic lives in
-:mod:`engine.tools.stats`.
+This module owns playing games between engines and turning the games into
+results: clocks, adjudication, forfeits, PGN, scheduling and the report.
+Starting the engines and asking them for a move under a watchdog is
+:mod:`engine.tools.engines`; the arithmetic lives in :mod:`engine.tools.stats`.
 
 How a match is played
 ---------------------
@@ -56,7 +56,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import logging
 import os
 import queue
 import random
@@ -80,6 +79,9 @@ import chess.syzygy
 
 from engine.tools import stats
 from engine.tools.data import require_data
+from engine.tools.engines import (
+    EngineConfig, EngineProcess, MatchError, play_move, quiet_engine_log, score_text,
+)
 from engine.tools.progress import ProgressBar
 
 MATE_CP = 100_000
@@ -88,41 +90,10 @@ MATE_CP = 100_000
 HANG_GRACE = 5.0
 """Seconds past an engine's clock (or movetime) after which the watchdog kills it."""
 
-INFO = chess.engine.INFO_BASIC | chess.engine.INFO_SCORE
-"""Search information requested with every move (score, depth, time) for adjudication and PGN comments."""
-
-
-class MatchError(RuntimeError):
-    """A match cannot go on: an engine does not start, rejects an option, or the configuration is wrong."""
-
 
 # ---------------------------------------------------------------------------
 # Configuration
 # ---------------------------------------------------------------------------
-
-
-@dataclass
-class EngineConfig:
-    """How to start one engine."""
-
-    cmd: list[str]
-    """Command line (program and arguments)."""
-    name: str = ""
-    """Name used in results and PGN; defaults to the program's file name."""
-    proto: str = "uci"
-    """``"uci"`` or ``"xboard"``."""
-    options: dict[str, str] = field(default_factory=dict)
-    """Engine options, set with ``setoption`` (UCI) or ``option`` (xboard) after start-up."""
-    workdir: str | None = None
-    """Working directory of the engine process (default: the current one)."""
-
-    def __post_init__(self) -> None:
-        if not self.cmd:
-            raise ValueError("engine command is empty")
-        if self.proto not in ("uci", "xboard"):
-            raise ValueError(f"proto must be uci or xboard, got {self.proto!r}")
-        if not self.name:
-            self.name = Path(self.cmd[0]).name
 
 
 @dataclass(frozen=True)
@@ -534,95 +505,13 @@ class MatchResult:
 
 
 # ---------------------------------------------------------------------------
-# Engine processes
-# ---------------------------------------------------------------------------
-
-
-class EngineProcess:
-    """One engine process used by one thread: started on demand, killable from any thread, restartable.
-
-    :meth:`get` starts the engine (and sets its options) when none is running;
-    :meth:`kill` is what a watchdog calls; :meth:`discard` drops a faulty
-    engine so the next :meth:`get` starts a fresh one.
-    """
-
-    def __init__(self, config: EngineConfig, start_timeout: float = 60.0) -> None:
-        self.config = config
-        self.start_timeout = start_timeout
-        self.engine: chess.engine.SimpleEngine | None = None
-        self.killed = threading.Event()
-
-    def get(self) -> chess.engine.SimpleEngine:
-        """The running engine, starting (and configuring) it first if needed."""
-        if self.engine is None:
-            self.engine = self._start()
-            self.killed.clear()
-        return self.engine
-
-    def _start(self) -> chess.engine.SimpleEngine:
-        """Spawn, configure and ping the engine; :class:`MatchError` when it does not come up."""
-        cfg = self.config
-        popen = (chess.engine.SimpleEngine.popen_uci if cfg.proto == "uci"
-                 else chess.engine.SimpleEngine.popen_xboard)
-        try:
-            # setpgrp: a Ctrl-C in the terminal reaches the runner, not the engines.
-            engine = popen(cfg.cmd, timeout=self.start_timeout, setpgrp=True, cwd=cfg.workdir)
-        except (OSError, chess.engine.EngineError, chess.engine.EngineTerminatedError, TimeoutError) as exc:
-            raise MatchError(f"engine {cfg.name}: cannot start {shlex.join(cfg.cmd)}: {exc!r}") from exc
-        try:
-            if cfg.options:
-                engine.configure(cfg.options)
-            engine.ping()
-        except (chess.engine.EngineError, chess.engine.EngineTerminatedError, TimeoutError) as exc:
-            engine.close()
-            raise MatchError(f"engine {cfg.name}: start-up failed: {exc!r}") from exc
-        return engine
-
-    def kill(self) -> None:
-        """Kill the process now (safe from any thread); the next :meth:`get` starts a fresh one."""
-        engine = self.engine
-        if engine is not None:
-            self.killed.set()
-            engine.close()
-
-    def discard(self) -> None:
-        """Kill the process and forget it, so the next game starts a new one."""
-        self.kill()
-        self.engine = None
-
-    def quit(self) -> None:
-        """Ask the engine to quit, then make sure the process is gone."""
-        engine = self.engine
-        self.engine = None
-        if engine is None:
-            return
-        try:
-            engine.quit()
-        except Exception:  # noqa: BLE001 - a dead or hung engine is closed below either way
-            pass
-        engine.close()
-
-
-# ---------------------------------------------------------------------------
 # Playing one game
 # ---------------------------------------------------------------------------
 
 
-def _score_text(score: chess.engine.PovScore | None, turn: chess.Color) -> str:
-    """Score from the mover's view for PGN comments: ``+0.35`` or ``-M4``."""
-    if score is None:
-        return ""
-    pov = score.pov(turn)
-    mate = pov.mate()
-    if mate is not None:
-        return f"{'+' if mate > 0 else '-'}M{abs(mate)}"
-    cp = pov.score()
-    return f"{cp / 100:+.2f}" if cp is not None else ""
-
-
 def _move_comment(info: chess.engine.InfoDict, turn: chess.Color, elapsed: float) -> str:
     """Cutechess-style comment ``+0.35/12 0.123s`` (score/depth, then the time used)."""
-    score = _score_text(info.get("score"), turn)
+    score = score_text(info.get("score"), turn)
     depth = info.get("depth")
     head = score + (f"/{depth}" if depth is not None else "")
     return f"{head} {elapsed:.3f}s".strip()
@@ -726,44 +615,29 @@ class _GamePlayer:
                 break
             side = board.turn
             seat = self.slots[names[side]]
-            engine = seat.get()
-            watchdog = threading.Timer(self._deadline(clocks[side]), seat.kill)
-            watchdog.daemon = True
-            error: str | None = None
-            play: chess.engine.PlayResult | None = None
-            start = time.perf_counter()
-            watchdog.start()
-            try:
-                play = engine.play(board, self._limit(clocks, moves_made[side], game_key), game=game_key, info=INFO)
-            except chess.engine.EngineTerminatedError:
-                error = "hung" if seat.killed.is_set() else "crash"
-            except TimeoutError:
-                error = "hung"
-            except chess.engine.EngineError as exc:
-                error = f"illegal: {exc}"
-            finally:
-                watchdog.cancel()
-            elapsed = time.perf_counter() - start
+            attempt = play_move(seat, board, self._limit(clocks, moves_made[side], game_key),
+                                self._deadline(clocks[side]), game_key)
+            play, elapsed = attempt.play, attempt.elapsed
 
             if cfg.tc is not None:
                 clocks[side] -= elapsed
             over_time = ((cfg.tc is not None and clocks[side] < -self.margin)
                          or (cfg.movetime is not None and elapsed > cfg.movetime + self.margin)
-                         or error == "hung")
+                         or attempt.hung)
             loss = "0-1" if side == chess.WHITE else "1-0"
-            if error == "crash":
+            if attempt.failure == "crash":
                 result, termination, fault = loss, "engine crash", "crash"
             elif over_time:
                 fault = "time"
                 if board.has_insufficient_material(not side):
                     result, termination = "1/2-1/2", "time forfeit (opponent cannot mate)"
                 else:
-                    result, termination = loss, "time forfeit" + (" (engine hung, killed)" if error else "")
+                    result, termination = loss, "time forfeit" + (" (engine hung, killed)" if attempt.failure else "")
                 detail = f"{names[side]}: {elapsed:.3f}s used" + (
                     f", clock {clocks[side]:+.3f}s" if cfg.tc is not None else "")
-            elif error is not None:
+            elif attempt.failure is not None:  # "error": the engine broke the protocol, e.g. an illegal move
                 result, termination, fault = loss, "illegal move", "illegal"
-                detail = f"{names[side]}: {error[len('illegal: '):]}"
+                detail = f"{names[side]}: {attempt.message}"
             elif play is not None and play.resigned:
                 result, termination = loss, "engine resigned"
             elif play is None or play.move is None or play.move not in board.legal_moves:
@@ -1185,11 +1059,6 @@ def config_from_args(args: argparse.Namespace) -> MatchConfig:
         sprt=parse_settings(SprtConfig, args.sprt, "--sprt") if args.sprt is not None else None,
         gauntlet=args.gauntlet, event=args.event, progress=not args.no_progress,
         start_timeout=args.start_timeout, hang_timeout=args.hang_timeout)
-
-
-def quiet_engine_log(show: bool = False) -> None:
-    """Hide python-chess's WARNING lines about unexpected engine output unless ``show``; errors still show."""
-    logging.getLogger("chess.engine").setLevel(logging.WARNING if show else logging.ERROR)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

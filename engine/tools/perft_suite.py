@@ -42,7 +42,6 @@ from pathlib import Path
 
 from engine.tools.data import default_path, require_data
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 DATA_DIR = default_path("perft")
 """``../shared/data/perft``, or None when the shared data folder is absent."""
 

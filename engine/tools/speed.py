@@ -24,7 +24,9 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+from engine.tools.data import REPO_ROOT
+from engine.tools.engines import NUMBAT_COMMAND, STOCKFISH_PATH
+
 KIWIPETE = "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1"
 CASES = [("startpos", None, 6, 119060324), ("kiwipete", KIWIPETE, 5, 193690690)]
 
@@ -75,7 +77,7 @@ def bench_nps(command: list[str], repeat: int) -> float:
     stockfish: ``Nodes/second : M`` on stderr)."""
     best = 0.0
     for _ in range(repeat):
-        proc = subprocess.run(command, cwd=REPO, capture_output=True, text=True, check=True)
+        proc = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, check=True)
         for line in (proc.stdout + proc.stderr).splitlines():
             words = line.split()
             if line.startswith("Nodes/second"):
@@ -119,11 +121,10 @@ def startup_times() -> dict[str, float]:
     """Warm-cache start-up: import + perft 1, and uciok / readyok latencies."""
     code = "from engine.board import Board; from engine.perft import perft; perft(Board(), 1)"
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True)
+    subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, check=True)
     perft1 = time.perf_counter() - start
     start = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, str(REPO / "run_engine.py")], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(list(NUMBAT_COMMAND), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert proc.stdin and proc.stdout
     proc.stdin.write("uci\n")
     proc.stdin.flush()
@@ -144,7 +145,7 @@ def startup_times() -> dict[str, float]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--stockfish", default=shutil.which("stockfish") or "/usr/games/stockfish")
+    parser.add_argument("--stockfish", default=shutil.which("stockfish") or STOCKFISH_PATH)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     from engine.warmup import warm_up
@@ -156,7 +157,7 @@ def main() -> int:
         ours = our_nps(fen, depth, expected, args.repeat)
         theirs = stockfish_nps(args.stockfish, fen, depth, args.repeat) if have_sf else float("nan")
         print(f"{name:10} {depth:5} {ours / 1e6:12.1f} {theirs / 1e6:15.1f} {ours / theirs:6.2f}")
-    ours = bench_nps([sys.executable, str(REPO / "run_engine.py"), "bench"], args.repeat)
+    ours = bench_nps([*NUMBAT_COMMAND, "bench"], args.repeat)
     theirs = bench_nps([args.stockfish, "bench"], args.repeat) if have_sf else float("nan")
     print(f"{'bench':10} {'':5} {ours / 1e6:12.2f} {theirs / 1e6:15.2f} {ours / theirs:6.2f}")
     least, most, total = driver_time(args.repeat)

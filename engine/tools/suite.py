@@ -1,7 +1,8 @@
 """EPD test suites: best-move (``bm``), avoid-move (``am``) and STS point scoring.
 
 This module owns reading test-suite EPD files, asking an engine for its move in
-each position and scoring the answers.
+each position (through :func:`engine.tools.engines.play_move`) and scoring the
+answers.
 
 * ``bm`` / ``am`` (WAC, ECM, Arasan, ...): a position is solved when the
   engine's move is one of the ``bm`` moves (if any are given) and none of the
@@ -22,9 +23,10 @@ Command line::
     python -m engine.tools.suite ../shared/data/tactics/sts1-15_v4_sf15_points.epd --depth 8 --limit 100
     python -m engine.tools.suite FILE.epd --movetime 1 --engine "/usr/games/stockfish"
 
-The default engine is Numbat (``sys.executable run_engine.py`` from the
-repository root).  API: :func:`load_suite` and :func:`run_suite`;
-:func:`format_summary` renders the results.
+The default engine is Numbat (:data:`engine.tools.engines.NUMBAT_COMMAND`,
+``sys.executable run_engine.py`` from the repository root).  API:
+:func:`load_suite` and :func:`run_suite`; :func:`format_summary` renders the
+results.
 """
 
 from __future__ import annotations
@@ -33,8 +35,6 @@ import argparse
 import re
 import shlex
 import sys
-import threading
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,20 +44,20 @@ import chess
 import chess.engine
 
 from engine.tools.data import require_data
-from engine.tools.match import EngineConfig, EngineProcess, MatchError, parse_key_values, quiet_engine_log
+from engine.tools.engines import (
+    NUMBAT_COMMAND, EngineConfig, EngineProcess, MatchError, play_move, quiet_engine_log, score_text,
+)
+from engine.tools.match import parse_key_values
 from engine.tools.progress import ProgressBar
-
-REPO_ROOT = Path(__file__).resolve().parents[2]
-"""The repository root: the parent of the ``engine`` package."""
-
-DEFAULT_ENGINE = [sys.executable, str(REPO_ROOT / "run_engine.py")]
-"""Numbat, started with the running interpreter."""
 
 HANG_GRACE = 10.0
 """Seconds past the movetime (or :data:`HANG_TIMEOUT` under depth/nodes) before a silent engine is killed."""
 
 HANG_TIMEOUT = 600.0
 """Seconds a depth- or node-limited search may take before the engine is killed as hung."""
+
+FAILURE_TEXT = {"killed": "timeout (killed)", "timeout": "timeout", "crash": "crash", "error": "error: "}
+"""How a failed answer (:data:`engine.tools.engines.FAILURES`) is reported; ``"error: "`` is followed by the message."""
 
 _POINTS_ITEM = re.compile(r"^\s*(\S+?)\s*=\s*(\d+)\s*$")
 
@@ -236,19 +236,6 @@ class SuiteResult:
         return grouped
 
 
-def _score_text(info: chess.engine.InfoDict, turn: chess.Color) -> str:
-    """The reported score from the mover's view, ``+0.35`` or ``+M3``."""
-    score = info.get("score")
-    if score is None:
-        return ""
-    pov = score.pov(turn)
-    mate = pov.mate()
-    if mate is not None:
-        return f"{'+' if mate > 0 else '-'}M{abs(mate)}"
-    cp = pov.score()
-    return f"{cp / 100:+.2f}" if cp is not None else ""
-
-
 def solve_position(process: EngineProcess, position: SuitePosition, limit: chess.engine.Limit,
                    hang_timeout: float = HANG_TIMEOUT) -> PositionResult:
     """Ask the engine for its move in ``position`` and judge it; a crash or hang restarts the engine.
@@ -257,28 +244,12 @@ def solve_position(process: EngineProcess, position: SuitePosition, limit: chess
     ``hang_timeout`` seconds when the limit has no time.
     """
     board = position.board()
-    engine = process.get()
     deadline = (limit.time + HANG_GRACE) if limit.time is not None else hang_timeout
-    watchdog = threading.Timer(deadline, process.kill)
-    watchdog.daemon = True
-    start = time.perf_counter()
-    watchdog.start()
-    move: chess.Move | None = None
-    info: chess.engine.InfoDict = {}
-    got = ""
-    try:
-        play = engine.play(board, limit, game=object(), info=chess.engine.INFO_BASIC | chess.engine.INFO_SCORE)
-        move, info = play.move, play.info
-    except chess.engine.EngineTerminatedError:
-        got = "timeout (killed)" if process.killed.is_set() else "crash"
-    except TimeoutError:
-        got = "timeout"
-    except chess.engine.EngineError as exc:
-        got = f"error: {exc}"
-    finally:
-        watchdog.cancel()
-    seconds = time.perf_counter() - start
-    if got:
+    attempt = play_move(process, board, limit, deadline, game=object())  # a new game: ucinewgame
+    move = attempt.play.move if attempt.play is not None else None
+    info: chess.engine.InfoDict = attempt.play.info if attempt.play is not None else {}
+    if attempt.failure is not None:
+        got = FAILURE_TEXT[attempt.failure] + attempt.message
         process.discard()
     elif move is None:
         got = "no move"
@@ -286,7 +257,7 @@ def solve_position(process: EngineProcess, position: SuitePosition, limit: chess
         got = board.san(move)
     solved, points = position.judge(move)
     return PositionResult(position.id, position.expected_text(), got, solved, points, position.max_points,
-                          info.get("depth"), _score_text(info, board.turn), seconds)
+                          info.get("depth"), score_text(info.get("score"), board.turn), attempt.elapsed)
 
 
 def run_suite(paths: Sequence[str | Path], engine: EngineConfig | None = None, *, movetime: float | None = None,
@@ -298,11 +269,11 @@ def run_suite(paths: Sequence[str | Path], engine: EngineConfig | None = None, *
     Give at least one of ``movetime`` (seconds), ``depth`` or ``nodes``.
     ``limit`` keeps the first N positions of each file; ``start_timeout`` and
     ``hang_timeout`` bound the engine's start-up and a depth/node-limited search.  Raises
-    :class:`~engine.tools.match.MatchError` when the engine does not start.
+    :class:`~engine.tools.engines.MatchError` when the engine does not start.
     """
     if movetime is None and depth is None and nodes is None:
         raise ValueError("give movetime, depth or nodes")
-    config = engine or EngineConfig(cmd=list(DEFAULT_ENGINE), name="numbat")
+    config = engine or EngineConfig(cmd=list(NUMBAT_COMMAND), name="numbat")
     search_limit = chess.engine.Limit(time=movetime, depth=depth, nodes=nodes)
     suites = [(Path(p), load_suite(p, limit)) for p in paths]
     bar = ProgressBar(sum(len(positions) for _, positions in suites), "pos", progress)
@@ -397,7 +368,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             cmd = shlex.split(args.engine)
             engine = EngineConfig(cmd=cmd, proto=args.proto, options=options)
         elif options:
-            engine = EngineConfig(cmd=list(DEFAULT_ENGINE), name="numbat", options=options)
+            engine = EngineConfig(cmd=list(NUMBAT_COMMAND), name="numbat", options=options)
         results = run_suite(args.files, engine, movetime=args.movetime, depth=args.depth, nodes=args.nodes,
                             limit=args.limit, progress=not args.no_progress)
     except (ValueError, OSError, MatchError) as exc:
