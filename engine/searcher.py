@@ -369,9 +369,14 @@ class Searcher:
                 done.set()
                 watchdog.join()
         if self.strength is not None and len(self.last_lines) > 1:
-            line = self.last_lines[self.strength.choose(self.last_lines, self.strength_rng, bare_king)]
+            chosen = self.strength.choose(self.last_lines, self.strength_rng, bare_king)
+            line = self.last_lines[chosen]
             best = line.moves[0]
             ponder = line.moves[1] if len(line.moves) > 1 else self._ponder_from_tt(board, best)
+            if chosen and on_info is not None:
+                # The last info line is the move played, with its own searched depth and score:
+                # GUIs and match runners show (and adjudicate on) the last line they read.
+                on_info(self._info_line(board, self._completed_depth, 1, line))
         return best, ponder
 
     def _tablebase_filter(self, board: Board, root_moves: list[int], limits: Limits) -> list[int]:
@@ -492,7 +497,7 @@ class Searcher:
                 self.control[K_STOP] = 1
             self.stats.iteration_nodes.append(int(data.counters[C_NODES]) - iteration_start_nodes)
             if on_info is not None:
-                for index, line in enumerate(new_lines):
+                for index, line in enumerate(new_lines[:self.multipv]):  # a weakened level's extra lines are its own
                     on_info(self._info_line(board, depth, index + 1, line))
             if self.control[K_STOP]:
                 break
@@ -645,7 +650,7 @@ class Searcher:
     def _report_bound(self, board: Board, depth: int, pv_index: int, score: int, bound: str,
                       on_info: Callable[[SearchInfo], None]) -> None:
         """An aspiration fail, reported only in long searches (GUIs show it as a tentative score)."""
-        if self.elapsed() < BOUND_REPORT_AFTER:
+        if self.elapsed() < BOUND_REPORT_AFTER or pv_index >= self.multipv:
             return
         move = int(self.fields.root_moves[pv_index])
         on_info(self._info_line(board, depth, pv_index + 1, PvLine(score, [move], bound)))

@@ -49,10 +49,10 @@ SKILL_MAX = 20
 # the budget is interpolated geometrically and the noise linearly.
 LEVEL_TABLE = (
     (1400, 2_000, 100.0),
-    (1650, 5_000, 75.0),
-    (1900, 14_000, 50.0),
-    (2150, 45_000, 25.0),
-    (2400, 150_000, 0.0),
+    (1650, 10_000, 55.0),
+    (1900, 65_000, 22.0),
+    (2150, 200_000, 8.0),
+    (2400, 10_000_000, 0.0),  # in effect the full engine under the clock's limits
 )
 MAX_LOSS_SIGMAS = 3.0     # never choose a line more than this many sigmas below the best
 CANDIDATES = 4            # MultiPV lines the choice is made among

@@ -195,8 +195,12 @@ def test_a_tiny_budget_still_plays_a_searched_move_in_a_busy_middlegame() -> Non
     board = Board("r1bq1rk1/pp2ppbp/2np2p1/2n5/P3PP2/N1P2N2/1PB3PP/R1B1QRK1 b - - 0 1")
     lines: list[str] = []
     best, _ = searcher.think(board, Limits(wtime=10, btime=10, winc=0.1, binc=0.1), collect_lines(lines))
-    assert any(line.startswith("info depth 1 ") and "multipv 4" in line for line in lines)
+    assert any(line.startswith("info depth 1 ") for line in lines)
+    assert len(searcher.last_lines) == 4  # the choice is made among four searched lines ...
     assert best in {line_moves.moves[0] for line_moves in searcher.last_lines}
+    assert not any(" multipv 2 " in line for line in lines)  # ... but only MultiPV's one line is shown
+    last = lines[-1].split()
+    assert last[last.index("pv") + 1] == board.move_to_uci(best)  # the last line shown is the move played
 
 
 def test_bare_king_detection() -> None:
