@@ -432,3 +432,21 @@ def test_speed_splits_bench_time_at_the_kernel_calls() -> None:
     assert 0.0 < least <= most < total
     assert least < 0.5 * total  # nearly all of bench is the kernel's
     assert engine.searcher.search is kernel
+
+
+def test_calibration_results_round_trip_and_table(tmp_path) -> None:
+    """The calibration's results file resumes by setting, and its README table says which settings are on label."""
+    from engine.tools.calibrate import load_results, markdown_table, save_results
+
+    entries = {
+        1400: {"elo": 1400, "games": 100, "wins": 40, "draws": 10, "losses": 50, "elo_diff": -34.9, "elo_low": -101.2,
+               "elo_high": 30.0, "tc": "10+0.1", "acpl": 81.4, "blunder_share": 0.061},
+        1900: {"elo": 1900, "games": 100, "wins": 20, "draws": 10, "losses": 70, "elo_diff": -191.0, "elo_low": -260.0,
+               "elo_high": -130.0, "tc": "10+0.1", "acpl": None, "blunder_share": None},
+    }
+    path = tmp_path / "calibration.json"
+    save_results(path, entries)
+    assert load_results(path) == entries
+    rows = markdown_table(list(entries.values())).splitlines()
+    assert rows[2] == "| 1400 | 100 | 40-10-50 | -35 (-101 to +30) | yes | 81 cp | 6.1% |"
+    assert rows[3].startswith("| 1900 | 100 | 20-10-70 | -191 (-260 to -130) | no |")

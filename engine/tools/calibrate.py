@@ -145,6 +145,20 @@ def plot(entries: list[dict], path: Path) -> None:
     print(f"wrote {path}")
 
 
+def markdown_table(entries: list[dict]) -> str:
+    """The README's calibration table: one row per setting, from the results file."""
+    rows = ["| `UCI_Elo` | games | W-D-L | Elo difference (95%) | on label | average loss | moves losing ≥ 300 cp |",
+            "|---|---|---|---|---|---|---|"]
+    for e in sorted(entries, key=lambda e: e["elo"]):
+        on_label = "yes" if abs(e["elo_diff"]) <= ON_LABEL_ELO else "no"
+        acpl = f"{e['acpl']:.0f} cp" if e.get("acpl") is not None else "n/a"
+        blunders = f"{100 * e['blunder_share']:.1f}%" if e.get("blunder_share") is not None else "n/a"
+        rows.append(f"| {e['elo']} | {e['games']} | {e['wins']}-{e['draws']}-{e['losses']} | "
+                    f"{e['elo_diff']:+.0f} ({e['elo_low']:+.0f} to {e['elo_high']:+.0f}) | {on_label} | {acpl} | "
+                    f"{blunders} |")
+    return "\n".join(rows)
+
+
 def load_results(path: Path) -> dict[int, dict]:
     """The entries of a results file by setting (empty when the file does not exist)."""
     if not path.exists():
@@ -178,6 +192,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--judge-depth", type=int, default=10, help="depth of the judging search")
     parser.add_argument("--judge-moves", type=int, default=300, help="moves judged per setting")
     parser.add_argument("--redo", action="store_true", help="play settings again even when the file has them")
+    parser.add_argument("--table-only", action="store_true", help="print the README table and plot; play nothing")
     args = parser.parse_args(argv)
     quiet_engine_log()
     if args.openings is None:
@@ -185,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     entries = load_results(args.results)
     args.pgn_dir.mkdir(parents=True, exist_ok=True)
-    for elo in (int(text) for text in args.elos.split(",")):
+    for elo in ([] if args.table_only else (int(text) for text in args.elos.split(","))):
         done = entries.get(elo)
         if done and not args.redo and done["games"] >= args.games and done["tc"] == args.tc:
             print(f"UCI_Elo {elo}: done ({done['games']} games), skipped")
@@ -201,6 +216,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"UCI_Elo {elo}: {entry['wins']}-{entry['draws']}-{entry['losses']}, {entry['elo_diff']:+.0f} "
               f"({entry['elo_low']:+.0f} to {entry['elo_high']:+.0f}), {verdict}; average loss {entry['acpl']} cp, "
               f"{100 * (entry['blunder_share'] or 0):.1f}% of moves lose {BLUNDER_CP} cp or more", flush=True)
+    if entries:
+        print(markdown_table(list(entries.values())))
     if args.plot and entries:
         try:
             plot(list(entries.values()), args.plot)
