@@ -7,7 +7,8 @@ A weaker player differs from a strong one in two ways, and the weakening copies 
    low level sees two or three moves ahead and misses what lies beyond, as a club player
    does; its mistakes are the short-horizon kind (a piece left hanging to a two-move
    tactic), not moves picked at random.
-2. **Less exact judgement.**  The search runs with ``CANDIDATES`` MultiPV lines, and the
+2. **Less exact judgement.**  The search runs with a few MultiPV lines (four at the bottom of
+   the range, fewer at the top, where every extra line costs depth), and the
    move played is the line whose score plus Gaussian noise (sigma ``noise_cp``) is highest,
    among the lines within ``MAX_LOSS_SIGMAS`` sigmas of the best.  Noise on the *scores*
    means that a move much worse than the best is seldom chosen and a move nearly as
@@ -44,18 +45,19 @@ from typing import Protocol, Sequence
 ELO_MIN = 1400            # the lowest UCI_Elo (and Skill Level 0)
 ELO_MAX = 2400            # the highest UCI_Elo: full strength measured 2410 on this scale (README); Skill 20 is full strength
 SKILL_MAX = 20
-# The calibration table: (UCI_Elo, node budget, noise sigma in centipawns) at each calibrated
-# setting, fitted by games against Stockfish (``engine.tools.calibrate``).  Between two rows
-# the budget is interpolated geometrically and the noise linearly.
+# The calibration table: (UCI_Elo, node budget, noise sigma in centipawns, candidate lines)
+# at each calibrated setting, fitted by games against Stockfish (``engine.tools.calibrate``).
+# Between two rows the budget is interpolated geometrically, the noise linearly, and the
+# candidates are the lower row's.  Every extra MultiPV line costs search effort, so the top
+# rows choose among fewer lines: four lines at 200,000 nodes played like one line at 65,000.
 LEVEL_TABLE = (
-    (1400, 2_000, 100.0),
-    (1650, 10_000, 55.0),
-    (1900, 65_000, 22.0),
-    (2150, 200_000, 8.0),
-    (2400, 10_000_000, 0.0),  # in effect the full engine under the clock's limits
+    (1400, 2_000, 100.0, 4),
+    (1650, 10_000, 55.0, 4),
+    (1900, 65_000, 22.0, 4),
+    (2150, 150_000, 12.0, 2),
+    (2400, 10_000_000, 0.0, 1),  # the full engine under the clock's limits
 )
 MAX_LOSS_SIGMAS = 3.0     # never choose a line more than this many sigmas below the best
-CANDIDATES = 4            # MultiPV lines the choice is made among
 BARE_KING_NODES = 20_000  # node budget floor against a lone king (no noise there)
 MATE_THRESHOLD = 30_000   # scores from here up are mates found (engine.tt.MATE_IN_MAX_PLY)
 
@@ -80,17 +82,18 @@ class StrengthLevel:
     elo: int
     nodes: int
     noise_cp: float
-    candidates: int = CANDIDATES
+    candidates: int
 
     @classmethod
     def at_elo(cls, elo: int) -> "StrengthLevel":
         """The level labelled ``elo`` (clamped to the UCI_Elo range), from ``LEVEL_TABLE``."""
         elo = max(ELO_MIN, min(ELO_MAX, elo))
-        for (low, low_nodes, low_noise), (high, high_nodes, high_noise) in zip(LEVEL_TABLE, LEVEL_TABLE[1:]):
+        for (low, low_nodes, low_noise, lines), (high, high_nodes, high_noise, high_lines) in zip(LEVEL_TABLE,
+                                                                                               LEVEL_TABLE[1:]):
             if elo <= high:
                 t = (elo - low) / (high - low)
                 nodes = round(low_nodes * (high_nodes / low_nodes) ** t)
-                return cls(elo, nodes, low_noise + t * (high_noise - low_noise))
+                return cls(elo, nodes, low_noise + t * (high_noise - low_noise), high_lines if t == 1 else lines)
         raise AssertionError("LEVEL_TABLE must span ELO_MIN..ELO_MAX")
 
     def node_budget(self, bare_king: bool) -> int:
