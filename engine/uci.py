@@ -27,7 +27,6 @@ from typing import TextIO
 from engine import ENGINE_AUTHOR, ENGINE_NAME, __version__
 from engine.strength import ELO_MAX, ELO_MIN, SKILL_MAX, level_from_options
 
-STARTING_FEN = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
 MATE = 32000                  # engine.tt.MATE (a test checks): mate in n plies scores MATE - n ...
 MATE_IN_MAX_PLY = MATE - 256  # ... and scores beyond this are mates
 WDL_SCALE = 90.0     # centipawns per unit of the logistic win-probability model
@@ -524,7 +523,7 @@ class UciEngine:
 
     def cmd_position(self, args: list[str]) -> None:
         """``position startpos|fen <fen> [moves <m1> ...]``."""
-        from engine.board import Board, FenError, IllegalMoveError
+        from engine.board import STARTING_FEN, Board, FenError, IllegalMoveError
 
         if not args:
             raise UciError("usage: position startpos|fen <fen> [moves ...]")

@@ -40,9 +40,10 @@ def warm_up() -> float:
     """Compile (or load) every kernel; return the seconds it took."""
     start = time.perf_counter()
     from engine.board import Board
+    from engine.fen import KIWIPETE
     from engine.perft import divide, perft
 
-    board = Board("r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1")
+    board = Board(KIWIPETE)
     perft(board, 2)
     divide(board, 2)
     board.noisy_moves()
