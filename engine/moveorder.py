@@ -30,7 +30,8 @@ import numpy as np
 
 from engine.bitboards import bishop_attacks, rook_attacks, square_bb
 from engine.defs import BISHOP, KING, KNIGHT, MAX_MOVES, PAWN, QUEEN, ROOK, ST_SIDE, U64_ZERO
-from engine.jit import hot_njit, lsb, njit
+from engine.intrinsics import lsb
+from engine.jit import hot_njit, njit
 from engine.move import CASTLING, EN_PASSANT, PROMOTION, move_from, move_kind, move_promo_type, move_to
 from engine.position import attackers_to
 

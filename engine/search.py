@@ -59,7 +59,8 @@ from engine.defs import (
     ST_SIDE, U64_ZERO,
 )
 from engine.evaluate import PAWN_CACHE_BITS, evaluate, evaluate_inline, pawn_slot
-from engine.jit import hot_njit, new_record, njit, popcount
+from engine.intrinsics import popcount
+from engine.jit import hot_njit, new_record, njit
 from engine.move import PROMOTION, move_from, move_kind, move_promo_type, move_to
 from engine.moveorder import (
     HISTORY_MAX, SCORE_GOOD_CAPTURE, SEE_VALUE, captured_type, is_capture, key_score, order_key, pick_next,

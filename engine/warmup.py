@@ -61,6 +61,11 @@ def warm_up() -> float:
 
     searcher = Searcher(hash_mb=1)
     searcher.think(board, Limits(depth=3), lambda line: None)
+    # The ponder move of a one-move PV comes from the TT (a search this deep rarely needs it).
+    from engine.defs import ST_PLY
+    from engine.search import tt_move_of
+
+    tt_move_of(searcher.tt, board.pos.keys[board.pos.state[ST_PLY]])
     searcher.new_game()
     minimax(board.pos, board.tab, searcher.ev, np.zeros((8, 256), dtype=np.int32), np.zeros(1, dtype=np.int64), 1, 0)
 
