@@ -21,6 +21,8 @@ shared by every thread of a search and passed on its own, and the Syzygy tables 
 packed in one array (``engine.syzygy.pack_tablebases``), unpacked only to probe:
 
     moves, scores      int32[MAX_PLY + 1, MAX_MOVES]  move list and ordering keys per ply (``moveorder``)
+    picker             int32[2 * (MAX_PLY + 1), PICKER_SIZE]  move-picker state per ply, and per ply for
+                                                       a singular search (``moveorder.picker_row``)
     quiets             int32[MAX_PLY + 1, 64]          quiet moves tried per ply (history malus)
     killers            int32[MAX_PLY + 2, 2]           two quiet moves that cut off at each ply
     history            int32[2, 4096]                  butterfly history by side, from|to<<6
@@ -50,23 +52,22 @@ what each step does to the tree (``SEARCH_STEPS`` names them).
 from __future__ import annotations
 
 import math
-from collections import namedtuple
 
 import numpy as np
 
 from engine.defs import (
-    BISHOP, H_MOVE, KING, KNIGHT, MAX_MOVES, MAX_PLY, PAWN, QUEEN, ROOK, ST_CASTLING, ST_HALFMOVE, ST_PLY,
-    ST_SIDE, U64_ZERO,
+    BISHOP, H_MOVE, KNIGHT, MAX_MOVES, MAX_PLY, PAWN, QUEEN, ROOK, ST_CASTLING, ST_HALFMOVE, ST_PLY, ST_SIDE,
+    U64_ZERO,
 )
 from engine.evaluate import PAWN_CACHE_BITS, evaluate, evaluate_inline, pawn_slot
 from engine.intrinsics import popcount
 from engine.jit import hot_njit, new_record, njit
-from engine.move import PROMOTION, move_from, move_kind, move_promo_type, move_to
+from engine.move import PROMOTION, move_kind, move_promo_type, move_to
 from engine.moveorder import (
-    HISTORY_MAX, SCORE_GOOD_CAPTURE, SEE_VALUE, captured_type, is_capture, key_score, order_key, pick_next,
-    piece_to_index, score_captures, score_moves, see_ge,
+    PICKER_SIZE, SEE_VALUE, captured_type, is_quiet, next_move, pick_next, picked_slot, picker_row,
+    piece_to_index, quiet_history, score_captures, see_ge, start_picker, start_root_picker, update_quiet_history,
 )
-from engine.movegen import GEN_NOISY, GEN_QUIET, generate_moves, is_legal_move
+from engine.movegen import GEN_NOISY, GEN_QUIET, generate_moves
 from engine.syzygy import TB_FAIL, probe_wdl, unpack_tablebases
 from engine.position import (
     check_squares, gives_check_fast, in_check, key_after, make_move, make_null_move, unmake_move, unmake_null_move,
@@ -114,9 +115,6 @@ CORRECTION_GRAIN = 256       # correction history: entries in 1/GRAIN centipawn,
 CORRECTION_LIMIT = 64        # ... at most this many centipawns either way
 CORRECTION_MAX_WEIGHT = 16   # ... a search of depth d moves an entry (d + 1) / 256 of the way to its result
 
-# Move-loop stages (Step 10)
-STAGE_TT_MOVE, STAGE_NOISY, STAGE_ALL_MOVES = 0, 1, 2
-
 # Layout of SearchData.counters
 C_NODES, C_SELDEPTH, C_TBHITS, C_NMP_GUARD = 0, 1, 2, 3
 C_CUTOFFS = 4                # beta cutoffs by remaining depth (1, 2, 3, 4+), TT move or not, first move or not
@@ -149,6 +147,7 @@ CONFIG_SIZE = 14
 SEARCH_DATA_FIELDS = [
     ("moves", np.int32, (MAX_PLY + 1, MAX_MOVES)),
     ("scores", np.int32, (MAX_PLY + 1, MAX_MOVES)),
+    ("picker", np.int32, (2 * (MAX_PLY + 1), PICKER_SIZE)),
     ("quiets", np.int32, (MAX_PLY + 1, 64)),
     ("killers", np.int32, (MAX_PLY + 2, 2)),
     ("history", np.int32, (2, 4096)),
@@ -259,31 +258,6 @@ def cutoff_slot(depth, had_tt_move, first):
     """Index in ``counters`` of a beta cutoff's cell: remaining depth, TT move tried first, first move."""
     bucket = min(depth, CUTOFF_DEPTHS) - 1
     return C_CUTOFFS + 4 * bucket + (2 if had_tt_move else 0) + (1 if first else 0)
-
-
-@njit(inline="always")
-def history_gravity(h, bonus):
-    """A history entry ``h`` after ``bonus``: towards +-HISTORY_MAX, slower the closer it already is."""
-    return h + bonus - h * abs(bonus) // HISTORY_MAX
-
-
-@hot_njit(inline="always")
-def update_quiet_history(sd, side, move, piece_to, previous1, previous2, bonus):
-    """The butterfly entry and the two continuation entries (after the moves one and two
-    plies back) of a quiet move learn the same bonus (``history_gravity``)."""
-    index = move & 4095
-    sd.history[side, index] = history_gravity(sd.history[side, index], bonus)
-    sd.continuation[previous1, piece_to] = history_gravity(np.int32(sd.continuation[previous1, piece_to]), bonus)
-    sd.continuation[previous2, piece_to] = history_gravity(np.int32(sd.continuation[previous2, piece_to]), bonus)
-
-
-@hot_njit(inline="always")
-def add_quiet_moves(pos, tab, sd, ply, count, tt_move, killer1, killer2, counter, side, previous1, previous2):
-    """Append the quiet moves to row ``ply`` after its ``count`` noisy ones, scored; return the new count."""
-    end = generate_moves(pos, tab, sd.moves[ply], count, GEN_QUIET)
-    score_moves(pos, tab, sd.moves, sd.scores, ply, count, end, tt_move, killer1, killer2, counter, sd.history, side,
-                sd.continuation, previous1, previous2)
-    return end
 
 
 @hot_njit
@@ -523,34 +497,25 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
     if config[CFG_IIR] and tt_move == 0 and depth >= IIR_MIN_DEPTH and excluded == 0:
         depth -= 1
 
-    # Step 10. Move ordering in stages, TT move first.  Each stage is generated only
-    # when the one before it is used up without a cutoff: the TT move before any move
-    # is generated, then captures and promotions (every evasion in check), and the
-    # quiet moves only once no winning capture is left (the root's list comes from
-    # Python, already ordered).
-    if root:
-        start = sd.root_info[ROOT_PV_START]
-        count = sd.root_info[ROOT_COUNT] - start
-        for i in range(count):
-            sd.moves[0, i] = sd.root_moves[start + i]
-            sd.scores[0, i] = order_key(MAX_MOVES - i, i)  # keep the driver's order
-        stage = STAGE_ALL_MOVES
-        tt_move_first = False
-    else:
-        # The word may come from a position whose key collided: play it only if legal.
-        tt_move_first = tt_move != 0 and is_legal_move(pos, tab, tt_move)
-        count = 1 if tt_move_first else 0
-        stage = STAGE_TT_MOVE
+    # Step 10. Move ordering in stages (``moveorder.next_move``): the TT move before any
+    # move is generated, then captures and promotions (every evasion in check), and the
+    # quiet moves only once no winning capture is left.  The root's list comes from
+    # Python, already ordered.
     # Killers are shared by all nodes of a ply.  The grandchildren's were learnt under
     # another node of this ply: they start afresh for this node's subtree.
     sd.killers[ply + 2, 0] = 0
     sd.killers[ply + 2, 1] = 0
-    killer1 = sd.killers[ply, 0]
-    killer2 = sd.killers[ply, 1]
-    counter = 0
     # The continuation rows: the moves one and two plies back (row 0 before the root or after a null move).
     previous1 = sd.path_moves[ply - 1] if ply >= 1 else 0
     previous2 = sd.path_moves[ply - 2] if ply >= 2 else 0
+    picker = sd.picker[picker_row(ply, excluded)]
+    if root:
+        first = sd.root_info[ROOT_PV_START]
+        start_root_picker(sd, picker, first, sd.root_info[ROOT_COUNT] - first)
+        tt_move_first = False
+    else:
+        tt_move_first = start_picker(pos, tab, sd, ply, picker, tt_move, previous1, previous2, checked,
+                                     config[CFG_COUNTER_MOVE] != 0)
 
     # Step 11. The move loop: PVS with late-move reductions and shallow-depth pruning.
     # Shallow-depth pruning spares checks, so it may ask of many moves whether they
@@ -563,52 +528,14 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
     moves_searched = 0
     quiets_tried = 0
     skip_quiets = False
-    i = 0
     while True:
-        if i == count:
-            if stage == STAGE_ALL_MOVES:
-                break
-            if stage == STAGE_TT_MOVE:
-                # Captures and promotions, scored by MVV-LVA and SEE (in check, every
-                # evasion, so the quiet ones need their killer, countermove and history).
-                previous = pos.history[pos.state[ST_PLY] - 1, H_MOVE] if pos.state[ST_PLY] > 0 else 0
-                if previous != 0 and config[CFG_COUNTER_MOVE]:
-                    counter = sd.counter_moves[pos.board[move_to(previous)], move_to(previous)]
-                count = generate_moves(pos, tab, sd.moves[ply], 0, GEN_NOISY)
-                if checked:
-                    if count == 0:
-                        return -MATE + ply
-                    stage = STAGE_ALL_MOVES  # no quiet stage: every evasion is here
-                else:
-                    stage = STAGE_NOISY
-                score_moves(pos, tab, sd.moves, sd.scores, ply, 0, count, tt_move, killer1, killer2, counter,
-                            sd.history, side, sd.continuation, previous1, previous2)
-                i = 0
-                continue
-            stage = STAGE_ALL_MOVES
-            count = add_quiet_moves(pos, tab, sd, ply, count, tt_move, killer1, killer2, counter, side,
-                                    previous1, previous2)
-            if count == 0:
-                return DRAW  # not in check and no legal move: stalemate
-            continue
-        slot = i
-        i += 1
-        if stage == STAGE_TT_MOVE:
-            move = tt_move
-        else:
-            move = pick_next(sd.moves, sd.scores, ply, slot, count)
-            if stage == STAGE_NOISY and key_score(sd.scores[ply, slot]) < SCORE_GOOD_CAPTURE:
-                # Only losing captures and under-promotions are left: the quiet moves go first.
-                stage = STAGE_ALL_MOVES
-                count = add_quiet_moves(pos, tab, sd, ply, count, tt_move, killer1, killer2, counter, side,
-                                        previous1, previous2)
-                move = pick_next(sd.moves, sd.scores, ply, slot, count)
-            if tt_move_first and move == tt_move:
-                continue  # already searched
+        move = next_move(pos, tab, sd, ply, picker)
+        if move == 0:
+            break
+        slot = picked_slot(picker)
         if move == excluded:
             continue
-        capture = is_capture(pos, move)
-        quiet = not capture and move_kind(move) != PROMOTION
+        quiet = is_quiet(pos, move)
 
         # Step 12. Shallow-depth pruning, once a line that is not mated is in hand.  Quiet
         # checks are spared by late-move and futility pruning: a quiet check is how most
@@ -683,8 +610,8 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
                 if quiet:
                     # Floor division on purpose: any bad history reduces one ply more (rounding
                     # towards zero instead lost 23 Elo in session 45).
-                    reduction -= (sd.history[side, move & 4095] + np.int32(sd.continuation[previous1, piece_to])
-                                  + np.int32(sd.continuation[previous2, piece_to])) // LMR_HISTORY_DIVISOR
+                    reduction -= quiet_history(sd.history, sd.continuation, side, move, piece_to, previous1,
+                                               previous2) // LMR_HISTORY_DIVISOR
                 if reduction < 0:
                     reduction = 0
                 if reduction > new_depth - 1:
@@ -724,18 +651,18 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
                     break
                 alpha = score
 
-    # Step 17. No legal move left after exclusion: the singular search failed low.
+    # Step 17. No move searched: in a singular search the excluded TT move is the only
+    # legal move (the search fails low); anywhere else there is none: mate or stalemate.
     if moves_searched == 0:
         if excluded != 0:
             return alpha
-        if root:
-            return -MATE if checked else DRAW
+        return -MATE + ply if checked else DRAW
 
     if pv_node:
         best = min(max(best, tb_floor), tb_ceiling)
 
     # Step 18. Learn from a cutoff: killers, countermove and history for quiet moves.
-    if best >= beta and best_move != 0 and not is_capture(pos, best_move) and move_kind(best_move) != PROMOTION:
+    if best >= beta and best_move != 0 and is_quiet(pos, best_move):
         if sd.killers[ply, 0] != best_move:
             sd.killers[ply, 1] = sd.killers[ply, 0]
             sd.killers[ply, 0] = best_move
@@ -764,7 +691,7 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
         # Step 19b. Correction history: where a quiet search result says the static
         # evaluation of this pawn structure is off, remember by how much.  Only results
         # that bound the evaluation's error from the right side count.
-        if (not checked and (best_move == 0 or (not is_capture(pos, best_move) and move_kind(best_move) != PROMOTION))
+        if (not checked and (best_move == 0 or is_quiet(pos, best_move))
                 and abs(best) < TB_WIN - MAX_PLY and best != tb_floor
                 and not (bound == BOUND_LOWER and best <= static_eval)
                 and not (bound == BOUND_UPPER and best >= static_eval)):
