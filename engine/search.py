@@ -23,7 +23,7 @@ packed in one array (``engine.syzygy.pack_tablebases``), unpacked only to probe:
     moves, scores      int32[MAX_PLY + 1, MAX_MOVES]  move list and ordering keys per ply (``moveorder``)
     picker             int32[2 * (MAX_PLY + 1), PICKER_SIZE]  move-picker state per ply, and per ply for
                                                        a singular search (``moveorder.picker_row``)
-    quiets             int32[MAX_PLY + 1, 64]          quiet moves tried per ply (history malus)
+    quiets             int32[MAX_PLY + 1, QUIETS_MAX]  quiet moves tried per ply (history malus)
     killers            int32[MAX_PLY + 2, 2]           two quiet moves that cut off at each ply
     history            int32[2, 4096]                  butterfly history by side, from|to<<6
     continuation       int16[1024, 1024]               continuation history: [piece and square of the move one or
@@ -41,7 +41,7 @@ packed in one array (``engine.syzygy.pack_tablebases``), unpacked only to probe:
     root_info          int64[2]                        ROOT_COUNT, ROOT_PV_START (MultiPV line)
     counters           int64[20]                       C_* statistics (nodes, seldepth, ...), then the
                                                        cutoff table from C_CUTOFFS (see ``cutoff_slot``)
-    reductions         int32[64, 64]                   late-move reduction by depth and move number
+    reductions         int32[LMR_TABLE_SIZE, LMR_TABLE_SIZE]  late-move reduction by depth and move number
     config             int32[14]                       CFG_* switches (all on in play) and Syzygy settings
 
 ``config`` lets the tests switch pruning off to check the textbook claim that
@@ -81,17 +81,27 @@ INFINITE = MATE + 1
 DRAW = 0
 
 # ---------------------------------------------------------------------------
-# Tunables: every search constant, in one place.
+# Tunables: every search constant, in one place.  Depths and reductions are in plies,
+# margins in centipawns.  What is left inline is the algorithm itself: the one ply a
+# move or a null move takes, null windows (beta - 1, beta), "two plies back" (the same
+# side to move), and a reduced search keeping at least one ply.
 # ---------------------------------------------------------------------------
 RFP_MAX_DEPTH = 8            # reverse futility pruning up to this depth ...
-RFP_MARGIN = 75              # ... when eval - margin * depth still beats beta
+RFP_MARGIN = 75              # ... when eval - margin * depth still beats beta, ...
+RFP_IMPROVING_DEPTH = 1      # ... depth counted this much less when improving (the eval is more likely to hold)
 NMP_MIN_DEPTH = 3            # null-move pruning from this depth
-NMP_BASE_REDUCTION = 3       # R = base + depth / divisor + (eval - beta) / eval divisor
+NMP_BASE_REDUCTION = 3       # R = base + depth / divisor + min((eval - beta) / eval divisor, eval max)
 NMP_DEPTH_DIVISOR = 4
 NMP_EVAL_DIVISOR = 200
-NMP_VERIFY_DEPTH = 12        # from this depth a null-move cutoff is verified by a real search
-IIR_MIN_DEPTH = 4            # internal iterative reduction without a TT move
-LMP_MAX_DEPTH = 8            # late-move pruning: skip quiets after 3 + depth^2 moves (halved if not improving)
+NMP_EVAL_MAX = 3             # ... a huge eval margin still reduces at most this much more
+NMP_VERIFY_DEPTH = 12        # from this depth a null-move cutoff is verified by a real search, ...
+NMP_VERIFY_GUARD = 3         # ... with null moves off for its first guard / divisor of the depth (plies below
+NMP_VERIFY_GUARD_DIVISOR = 4  # ... its node), where a zugzwang that fooled the null move shows
+IIR_MIN_DEPTH = 4            # internal iterative reduction without a TT move ...
+IIR_REDUCTION = 1            # ... by this much (a node never searched well; the next iteration has a TT move)
+LMP_MAX_DEPTH = 8            # late-move pruning: skip quiets after base + depth^2 moves ...
+LMP_BASE = 3
+LMP_NOT_IMPROVING_DIVISOR = 2  # ... divided by this when the eval is not improving
 FUTILITY_MAX_DEPTH = 6       # futility pruning of quiets when eval + base + margin * depth <= alpha
 FUTILITY_BASE = 80
 FUTILITY_MARGIN = 90
@@ -102,18 +112,32 @@ LMR_MIN_DEPTH = 3            # late-move reductions from this depth ...
 LMR_MIN_MOVES = 2            # ... for moves after the first few
 LMR_BASE = 0.75              # reduction = base + ln(depth) * ln(move number) / divisor
 LMR_DIVISOR = 2.25
+LMR_TABLE_SIZE = 64          # ... tabulated by depth and move number below this (larger ones read the last entry)
+LMR_PV_NODE = 1              # ... one ply less in PV nodes (their score is wanted exactly)
+LMR_NOT_IMPROVING = 1        # ... one ply more when the eval is not improving
+LMR_GIVES_CHECK = 1          # ... one ply less for a checking move
 LMR_HISTORY_DIVISOR = 16384  # history score (butterfly plus both continuations) per ply of reduction removed or added
 DELTA_MARGIN = 200           # quiescence delta pruning
+QS_SEE_THRESHOLD = 0         # quiescence searches captures and checks whose SEE keeps at least this
 SINGULAR_MIN_DEPTH = 8       # singular extension: TT move searched alone ...
-SINGULAR_MARGIN = 2          # ... against beta = tt score - margin * depth
+SINGULAR_MARGIN = 2          # ... against beta = tt score - margin * depth, ...
+SINGULAR_TT_DEPTH_MARGIN = 3  # ... if its entry is at most this much shallower than the node (a trustworthy score), ...
+SINGULAR_DEPTH_DIVISOR = 2   # ... the other moves searched to (depth - 1) / divisor (a cheap look)
+SINGULAR_EXTENSION = 1       # a singular TT move is searched this much deeper ...
+SINGULAR_NEGATIVE_EXTENSION = -1  # ... and this much when another move nearly matches it and it beats beta
+CHECK_EXTENSION = 1          # a checking move is searched this much deeper
 HISTORY_BONUS_SLOPE = 160    # history bonus = min(slope * depth - offset, max): shallow cutoffs teach too
 HISTORY_BONUS_OFFSET = 64
 HISTORY_BONUS_MAX = 2048
+HISTORY_AGING_DIVISOR = 2    # between searches every history entry is divided by this (old lessons fade)
+QUIETS_MAX = 64              # quiet moves per node remembered for the history malus (later ones get none)
 TB_DEPTH_BONUS = 6           # a tablebase result is stored as if searched this much deeper
 TB_PLY_MARGIN = 12           # probes make captures internally: keep clear of the stack's end
 CORRECTION_GRAIN = 256       # correction history: entries in 1/GRAIN centipawn, by side and pawn placement
 CORRECTION_LIMIT = 64        # ... at most this many centipawns either way
-CORRECTION_MAX_WEIGHT = 16   # ... a search of depth d moves an entry (d + 1) / 256 of the way to its result
+CORRECTION_WEIGHT_SCALE = 256  # ... a search of depth d moves an entry weight / SCALE of the way to its result, ...
+CORRECTION_WEIGHT_OFFSET = 1   # ... weight = min(d + offset, max weight): deeper results teach more
+CORRECTION_MAX_WEIGHT = 16
 
 # Layout of SearchData.counters
 C_NODES, C_SELDEPTH, C_TBHITS, C_NMP_GUARD = 0, 1, 2, 3
@@ -148,7 +172,7 @@ SEARCH_DATA_FIELDS = [
     ("moves", np.int32, (MAX_PLY + 1, MAX_MOVES)),
     ("scores", np.int32, (MAX_PLY + 1, MAX_MOVES)),
     ("picker", np.int32, (2 * (MAX_PLY + 1), PICKER_SIZE)),
-    ("quiets", np.int32, (MAX_PLY + 1, 64)),
+    ("quiets", np.int32, (MAX_PLY + 1, QUIETS_MAX)),
     ("killers", np.int32, (MAX_PLY + 2, 2)),
     ("history", np.int32, (2, 4096)),
     ("continuation", np.int16, (1024, 1024)),
@@ -164,7 +188,7 @@ SEARCH_DATA_FIELDS = [
     ("root_nodes", np.int64, (MAX_MOVES,)),
     ("root_info", np.int64, (2,)),
     ("counters", np.int64, (COUNTERS_SIZE,)),
-    ("reductions", np.int32, (64, 64)),
+    ("reductions", np.int32, (LMR_TABLE_SIZE, LMR_TABLE_SIZE)),
     ("config", np.int32, (CONFIG_SIZE,)),
 ]
 SEARCH_DATA_DTYPE = np.dtype(SEARCH_DATA_FIELDS, align=True)
@@ -173,9 +197,9 @@ SearchData = np.record  # one record of SEARCH_DATA_DTYPE; its fields read as ar
 
 def reduction_table() -> np.ndarray:
     """Late-move reductions: LMR_BASE + ln(depth) ln(moves) / LMR_DIVISOR, in plies."""
-    table = np.zeros((64, 64), dtype=np.int32)
-    for depth in range(1, 64):
-        for count in range(1, 64):
+    table = np.zeros((LMR_TABLE_SIZE, LMR_TABLE_SIZE), dtype=np.int32)
+    for depth in range(1, LMR_TABLE_SIZE):
+        for count in range(1, LMR_TABLE_SIZE):
             table[depth, count] = int(LMR_BASE + math.log(depth) * math.log(count) / LMR_DIVISOR)
     return table
 
@@ -207,13 +231,13 @@ def clear_heuristics(sd):
 
 @hot_njit
 def age_history(sd):
-    """Halve the history scores between searches so old lessons fade."""
+    """Divide the history scores between searches (by HISTORY_AGING_DIVISOR) so old lessons fade."""
     for side in range(2):
         for i in range(4096):
-            sd.history[side, i] //= 2
+            sd.history[side, i] //= HISTORY_AGING_DIVISOR
     for row in range(1024):
         for i in range(1024):
-            sd.continuation[row, i] //= 2
+            sd.continuation[row, i] //= HISTORY_AGING_DIVISOR
     sd.killers[:, :] = 0
 
 
@@ -424,7 +448,7 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
                     if stand_pat + gain + DELTA_MARGIN <= alpha:
                         continue
                 # SEE pruning: moves that lose material are not worth a look.
-                if not see_ge(pos, tab, move, 0):
+                if not see_ge(pos, tab, move, QS_SEE_THRESHOLD):
                     continue
             tt_prefetch(tt, key_after(pos, tab, move))  # the child probes it first thing
             make_move(pos, tab, move)
@@ -463,7 +487,7 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
 
     # Step 7. Reverse futility pruning: far above beta at low depth, assume a cutoff.
     if (config[CFG_REVERSE_FUTILITY] and not pv_node and not checked and excluded == 0 and depth <= RFP_MAX_DEPTH
-            and eval_estimate - RFP_MARGIN * (depth - (1 if improving else 0)) >= beta
+            and eval_estimate - RFP_MARGIN * (depth - (RFP_IMPROVING_DEPTH if improving else 0)) >= beta
             and abs(beta) < MATE_IN_MAX_PLY):
         return eval_estimate
 
@@ -472,7 +496,8 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
     if (config[CFG_NULL_MOVE] and not pv_node and not checked and excluded == 0 and not previous_null
             and depth >= NMP_MIN_DEPTH and eval_estimate >= beta and abs(beta) < MATE_IN_MAX_PLY
             and ply >= counters[C_NMP_GUARD] and has_non_pawn_material(pos, side)):
-        r = NMP_BASE_REDUCTION + depth // NMP_DEPTH_DIVISOR + min((eval_estimate - beta) // NMP_EVAL_DIVISOR, 3)
+        r = (NMP_BASE_REDUCTION + depth // NMP_DEPTH_DIVISOR
+             + min((eval_estimate - beta) // NMP_EVAL_DIVISOR, NMP_EVAL_MAX))
         sd.path_moves[ply] = 0
         make_null_move(pos, tab)
         tt_prefetch(tt, pos.keys[pos.state[ST_PLY]])
@@ -486,7 +511,7 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
             if depth < NMP_VERIFY_DEPTH or counters[C_NMP_GUARD] > 0:
                 return score
             # Verification search (zugzwang guard): the same node without null moves near here.
-            counters[C_NMP_GUARD] = ply + 3 * (depth - r) // 4
+            counters[C_NMP_GUARD] = ply + NMP_VERIFY_GUARD * (depth - r) // NMP_VERIFY_GUARD_DIVISOR
             verified = search(pos, tab, tt, sd, control, ev, tb_packed, scratch, beta - 1, beta, depth - r, ply)
             counters[C_NMP_GUARD] = 0
             if verified >= beta:
@@ -495,7 +520,7 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
 
     # Step 9. Internal iterative reduction: without a TT move this node was never searched well.
     if config[CFG_IIR] and tt_move == 0 and depth >= IIR_MIN_DEPTH and excluded == 0:
-        depth -= 1
+        depth -= IIR_REDUCTION
 
     # Step 10. Move ordering in stages (``moveorder.next_move``): the TT move before any
     # move is generated, then captures and promotions (every evasion in check), and the
@@ -543,8 +568,8 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
         if config[CFG_MOVE_PRUNING] and not root and best > -MATE_IN_MAX_PLY:
             if quiet:
                 if (skip_quiets
-                        or (depth <= LMP_MAX_DEPTH
-                            and moves_searched >= (3 + depth * depth) // (1 if improving else 2))
+                        or (depth <= LMP_MAX_DEPTH and moves_searched
+                            >= (LMP_BASE + depth * depth) // (1 if improving else LMP_NOT_IMPROVING_DIVISOR))
                         or (depth <= FUTILITY_MAX_DEPTH and not checked
                             and static_eval + FUTILITY_BASE + FUTILITY_MARGIN * depth <= alpha)):
                     skip_quiets = True
@@ -566,22 +591,23 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
         extension = 0
         if (move == tt_move and not root and excluded == 0 and depth >= SINGULAR_MIN_DEPTH
                 and config[CFG_EXTENSIONS] and config[CFG_SINGULAR]
-                and tt_depth >= depth - 3 and tt_bound != BOUND_UPPER and abs(tt_score) < MATE_IN_MAX_PLY):
+                and tt_depth >= depth - SINGULAR_TT_DEPTH_MARGIN and tt_bound != BOUND_UPPER
+                and abs(tt_score) < MATE_IN_MAX_PLY):
             singular_beta = tt_score - SINGULAR_MARGIN * depth
             sd.excluded[ply] = move
             score = search(pos, tab, tt, sd, control, ev, tb_packed, scratch, singular_beta - 1, singular_beta,
-                           (depth - 1) // 2, ply)
+                           (depth - 1) // SINGULAR_DEPTH_DIVISOR, ply)
             sd.excluded[ply] = 0
             if control[K_STOP] != 0:
                 return 0
             if score < singular_beta:
-                extension = 1
+                extension = SINGULAR_EXTENSION
             elif singular_beta >= beta:
                 return singular_beta  # multi-cut: several moves beat beta
             elif tt_score >= beta:
                 # Negative extension: another move nearly matches the TT move, whose score
                 # already beats beta; the cutoff does not hang on it, so it is searched a ply less.
-                extension = -1
+                extension = SINGULAR_NEGATIVE_EXTENSION
         piece_to = piece_to_index(pos, move)
         sd.path_moves[ply] = piece_to
         nodes_before = counters[C_NODES]
@@ -590,7 +616,7 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
 
         # Step 14. Check extension: never let a check disappear over the horizon.
         if config[CFG_EXTENSIONS] and move_checks and extension == 0:
-            extension = 1
+            extension = CHECK_EXTENSION
         new_depth = depth - 1 + extension
 
         # Step 15. Principal variation search with late-move reductions.
@@ -600,13 +626,13 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
             reduction = 0
             if (config[CFG_REDUCTIONS] and depth >= LMR_MIN_DEPTH and moves_searched >= LMR_MIN_MOVES
                     and (quiet or sd.scores[ply, slot] < 0)):
-                reduction = sd.reductions[min(depth, 63), min(moves_searched, 63)]
+                reduction = sd.reductions[min(depth, LMR_TABLE_SIZE - 1), min(moves_searched, LMR_TABLE_SIZE - 1)]
                 if pv_node:
-                    reduction -= 1
+                    reduction -= LMR_PV_NODE
                 if not improving:
-                    reduction += 1
+                    reduction += LMR_NOT_IMPROVING
                 if move_checks:
-                    reduction -= 1
+                    reduction -= LMR_GIVES_CHECK
                 if quiet:
                     # Floor division on purpose: any bad history reduces one ply more (rounding
                     # towards zero instead lost 23 Elo in session 45).
@@ -625,7 +651,7 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
         if control[K_STOP] != 0:
             return 0
         moves_searched += 1
-        if quiet and quiets_tried < 64:
+        if quiet and quiets_tried < QUIETS_MAX:
             sd.quiets[ply, quiets_tried] = move
             quiets_tried += 1
 
@@ -696,9 +722,10 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
                 and not (bound == BOUND_LOWER and best <= static_eval)
                 and not (bound == BOUND_UPPER and best >= static_eval)):
             error = max(-CORRECTION_LIMIT, min(best - raw_eval, CORRECTION_LIMIT)) * CORRECTION_GRAIN
-            weight = min(depth + 1, CORRECTION_MAX_WEIGHT)
+            weight = min(depth + CORRECTION_WEIGHT_OFFSET, CORRECTION_MAX_WEIGHT)
             entry = sd.correction[side, correction_slot]
-            sd.correction[side, correction_slot] = (entry * (256 - weight) + error * weight) // 256
+            sd.correction[side, correction_slot] = ((entry * (CORRECTION_WEIGHT_SCALE - weight) + error * weight)
+                                                    // CORRECTION_WEIGHT_SCALE)
     return best
 
 
