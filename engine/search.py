@@ -16,9 +16,10 @@ Scores are centipawns from the side to move's point of view; ``MATE - n`` means
 "mate in n plies from the root".  The search is fail-soft.
 
 The per-thread working arrays are the fields of one ``SearchData`` record
-(``SEARCH_DATA_DTYPE``); the ``control`` array, K_* stop flag and node limit, is
-shared by every thread of a search and passed on its own, and the Syzygy tables come
-packed in one array (``engine.syzygy.pack_tablebases``), unpacked only to probe:
+(``SEARCH_DATA_DTYPE``); the ``control`` array (``new_control``: K_* stop flag and node
+limit) is shared by every thread of a search and passed on its own, and the Syzygy
+tables come packed in one array (``engine.syzygy.pack_tablebases``), unpacked only to
+probe:
 
     moves, scores      int32[MAX_PLY + 1, MAX_MOVES]  move list and ordering keys per ply (``moveorder``)
     picker             int32[2 * (MAX_PLY + 1), PICKER_SIZE]  move-picker state per ply, and per ply for
@@ -35,11 +36,13 @@ packed in one array (``engine.syzygy.pack_tablebases``), unpacked only to probe:
     pv_len             int32[MAX_PLY + 1]              length of the PV from each ply
     static_eval        int32[MAX_PLY + 2]              static evaluation along the path
     excluded           int32[MAX_PLY + 2]              move excluded by a singular search
+    nmp_min_ply        int64[1]                        null moves only from this ply on (0; set while
+                                                       a null-move verification search runs)
     root_moves         int32[MAX_MOVES]                root moves, best first (set by Python)
     root_scores        int32[MAX_MOVES]                score of each root move this iteration
     root_nodes         int64[MAX_MOVES]                nodes spent below each root move (zeroed by Python per depth)
     root_info          int64[2]                        ROOT_COUNT, ROOT_PV_START (MultiPV line)
-    counters           int64[20]                       C_* statistics (nodes, seldepth, ...), then the
+    counters           int64[COUNTERS_SIZE]            C_* statistics (nodes, seldepth, tbhits), then the
                                                        cutoff table from C_CUTOFFS (see ``cutoff_slot``)
     reductions         int32[LMR_TABLE_SIZE, LMR_TABLE_SIZE]  late-move reduction by depth and move number
     config             int32[14]                       CFG_* switches (all on in play) and Syzygy settings
@@ -140,12 +143,13 @@ CORRECTION_WEIGHT_OFFSET = 1   # ... weight = min(d + offset, max weight): deepe
 CORRECTION_MAX_WEIGHT = 16
 
 # Layout of SearchData.counters
-C_NODES, C_SELDEPTH, C_TBHITS, C_NMP_GUARD = 0, 1, 2, 3
-C_CUTOFFS = 4                # beta cutoffs by remaining depth (1, 2, 3, 4+), TT move or not, first move or not
+C_NODES, C_SELDEPTH, C_TBHITS = 0, 1, 2
+C_CUTOFFS = 3                # beta cutoffs by remaining depth (1, 2, 3, 4+), TT move or not, first move or not
 CUTOFF_DEPTHS = 4
 COUNTERS_SIZE = C_CUTOFFS + CUTOFF_DEPTHS * 4
 # Layout of the control array (shared by threads)
 K_STOP, K_NODE_LIMIT = 0, 1
+CONTROL_SIZE = 2
 # Layout of SearchData.root_info
 ROOT_COUNT, ROOT_PV_START = 0, 1
 # Layout of SearchData.config
@@ -183,6 +187,7 @@ SEARCH_DATA_FIELDS = [
     ("pv_len", np.int32, (MAX_PLY + 1,)),
     ("static_eval", np.int32, (MAX_PLY + 2,)),
     ("excluded", np.int32, (MAX_PLY + 2,)),
+    ("nmp_min_ply", np.int64, (1,)),
     ("root_moves", np.int32, (MAX_MOVES,)),
     ("root_scores", np.int32, (MAX_MOVES,)),
     ("root_nodes", np.int64, (MAX_MOVES,)),
@@ -202,6 +207,11 @@ def reduction_table() -> np.ndarray:
         for count in range(1, LMR_TABLE_SIZE):
             table[depth, count] = int(LMR_BASE + math.log(depth) * math.log(count) / LMR_DIVISOR)
     return table
+
+
+def new_control() -> np.ndarray:
+    """The ``control`` array of a search (K_STOP, K_NODE_LIMIT), shared by all its threads."""
+    return np.zeros(CONTROL_SIZE, dtype=np.int64)
 
 
 def new_search_data() -> SearchData:
@@ -495,7 +505,7 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
     previous_null = pos.state[ST_PLY] > 0 and pos.history[pos.state[ST_PLY] - 1, H_MOVE] == 0
     if (config[CFG_NULL_MOVE] and not pv_node and not checked and excluded == 0 and not previous_null
             and depth >= NMP_MIN_DEPTH and eval_estimate >= beta and abs(beta) < MATE_IN_MAX_PLY
-            and ply >= counters[C_NMP_GUARD] and has_non_pawn_material(pos, side)):
+            and ply >= sd.nmp_min_ply[0] and has_non_pawn_material(pos, side)):
         r = (NMP_BASE_REDUCTION + depth // NMP_DEPTH_DIVISOR
              + min((eval_estimate - beta) // NMP_EVAL_DIVISOR, NMP_EVAL_MAX))
         sd.path_moves[ply] = 0
@@ -508,12 +518,12 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
         if score >= beta:
             if score >= MATE_IN_MAX_PLY:
                 score = beta  # do not trust mate scores from a null-move search
-            if depth < NMP_VERIFY_DEPTH or counters[C_NMP_GUARD] > 0:
+            if depth < NMP_VERIFY_DEPTH or sd.nmp_min_ply[0] > 0:
                 return score
             # Verification search (zugzwang guard): the same node without null moves near here.
-            counters[C_NMP_GUARD] = ply + NMP_VERIFY_GUARD * (depth - r) // NMP_VERIFY_GUARD_DIVISOR
+            sd.nmp_min_ply[0] = ply + NMP_VERIFY_GUARD * (depth - r) // NMP_VERIFY_GUARD_DIVISOR
             verified = search(pos, tab, tt, sd, control, ev, tb_packed, scratch, beta - 1, beta, depth - r, ply)
-            counters[C_NMP_GUARD] = 0
+            sd.nmp_min_ply[0] = 0
             if verified >= beta:
                 return score
         sd.pv_len[ply] = 0

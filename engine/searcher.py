@@ -48,7 +48,8 @@ from engine.strength import StrengthLevel
 from engine.search import (
     CFG_TB_DEPTH, CFG_TB_PIECES, CFG_TB_RULE50, C_CUTOFFS, C_NODES, C_SELDEPTH, C_TBHITS, CUTOFF_DEPTHS, INFINITE,
     K_NODE_LIMIT, K_STOP,
-    ROOT_COUNT, ROOT_PV_START, SearchData, age_history, clear_heuristics, new_search_data, search, tt_move_of,
+    ROOT_COUNT, ROOT_PV_START, SearchData, age_history, clear_heuristics, new_control, new_search_data, search,
+    tt_move_of,
 )
 from engine.syzygy import SyzygyTables, empty_tablebases, make_scratch, pack_tablebases
 from engine.timeman import SOFT_LIMIT_NEXT_DEPTH, Limits, allocate, soft_limit_scale
@@ -153,7 +154,7 @@ class Searcher:
     """Owns the transposition table and the search threads' arrays."""
 
     def __init__(self, hash_mb: int = 16) -> None:
-        self.control = np.zeros(4, dtype=np.int64)
+        self.control = new_control()
         self.sd = new_search_data()
         self.fields = field_views(self.sd)  # the same arrays, read fast from Python (``field_views``)
         self.tt = new_table(hash_mb)
