@@ -36,7 +36,12 @@ def main(argv: list[str] | None = None) -> int:
     from engine.board import Board
     from engine.defs import PAWN
     from engine.evaluate import (
-        PAWN_CACHE_SHIFT, PAWN_HASH_BLACK, PAWN_HASH_WHITE, evaluate_inline, make_evaluator, piece_square_index,
+        PAWN_CACHE_SHIFT,
+        PAWN_HASH_BLACK,
+        PAWN_HASH_WHITE,
+        evaluate_inline,
+        make_evaluator,
+        piece_square_index,
     )
     from engine.intrinsics import lsb
     from engine.jit import hot_njit
