@@ -16,12 +16,14 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+from engine.fen import KIWIPETE, STARTING_FEN
+
 BENCH_DEPTH = 11
 BENCH_SIGNATURE = 1_466_229
 
 BENCH_POSITIONS = [
-    "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
-    "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
+    STARTING_FEN,
+    KIWIPETE,
     "r1bqrbk1/ppp2ppp/2np1n2/1B2p1B1/4P3/3P1N2/PPPNQPPP/R4RK1 w - - 0 9",
     "rnbq1rk1/ppp3bp/3p2p1/4Pp2/1PP3n1/5NP1/PB1NPP1P/R2QKB1R w KQ - 1 9",
     "r1b2rk1/ppppnppp/1bn2q2/1B6/3NP3/2P1B3/PP3PPP/RN1Q1RK1 w - - 5 9",

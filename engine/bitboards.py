@@ -24,7 +24,8 @@ import os
 import numpy as np
 
 from engine.defs import BLACK, KING, KNIGHT, PAWN, QUEEN, BISHOP, ROOK, WHITE, U64_ONE, U64_ZERO
-from engine.jit import CACHE_DIR, new_record, njit, popcount
+from engine.intrinsics import popcount
+from engine.jit import CACHE_DIR, new_record, njit
 
 Tables = np.record
 """The lookup tables, four arrays in one record of ``TABLES_DTYPE`` (``engine.jit.new_record``):

@@ -15,8 +15,14 @@ from engine.fen import STARTING_FEN, FenError, format_fen, parse_fen, parse_squa
 from engine.move import CASTLING, PROMOTION, move_fields
 from engine.movegen import GEN_ALL, GEN_NOISY, GEN_QUIET, generate_moves, legal_prefix_length
 from engine.position import (
-    Position, castling_squares, copy_position, in_check, make_move, make_null_move,
-    unmake_move, unmake_null_move,
+    Position,
+    castling_squares,
+    copy_position,
+    in_check,
+    make_move,
+    make_null_move,
+    unmake_move,
+    unmake_null_move,
 )
 
 PROMOTION_LETTERS = {2: "n", 3: "b", 4: "r", 5: "q"}
@@ -53,7 +59,7 @@ class Board:
         """Number of moves made since the position was set up."""
         return int(self.pos.state[ST_PLY])
 
-    def copy(self) -> "Board":
+    def copy(self) -> Board:
         """An independent copy sharing only the read-only tables."""
         other = object.__new__(Board)
         other.tab = self.tab

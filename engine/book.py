@@ -13,6 +13,7 @@ sorted is rejected with a message, and the engine plays on without a book.
 
 from __future__ import annotations
 
+import itertools
 import random
 import sys
 from pathlib import Path
@@ -59,7 +60,7 @@ class OpeningBook:
             raise BookError(f"cannot read book file {str(self.path)!r}: {exc}") from None
         step = max(1, len(self._reader) // 4096)
         keys = [self._reader[i].key for i in range(0, len(self._reader), step)]
-        if any(a > b for a, b in zip(keys, keys[1:])):
+        if any(a > b for a, b in itertools.pairwise(keys)):
             self._reader.close()
             raise BookError(f"book file {str(self.path)!r} is not sorted by key: not a Polyglot book")
 

@@ -14,8 +14,7 @@ import numpy as np
 
 WHITE, BLACK = 0, 1
 
-NO_PIECE_TYPE, PAWN, KNIGHT, BISHOP, ROOK, QUEEN, KING = 0, 1, 2, 3, 4, 5, 6
-EMPTY = 0
+PAWN, KNIGHT, BISHOP, ROOK, QUEEN, KING = 1, 2, 3, 4, 5, 6  # 0: no piece (an empty square)
 PIECE_SYMBOLS = ".PNBRQK..pnbrqk."  # indexed by piece code
 
 NO_SQUARE = 64
@@ -23,14 +22,11 @@ MAX_PLY = 128  # deepest search path the stacks are sized for
 MAX_MOVES = 256  # legal moves never exceed 218
 GAME_STACK = 4096  # plies of game history plus search path kept in a Position
 
-# Castling rights: one bit per right, in the order of the Polyglot key table.
-WHITE_OO, WHITE_OOO, BLACK_OO, BLACK_OOO = 1, 2, 4, 8
-ALL_CASTLING = 15
-
 # Layout of Position.state (int32 array).
 ST_SIDE = 0  # colour to move
 ST_EP = 1  # en-passant square, or NO_SQUARE (stored only when a pawn can capture)
-ST_CASTLING = 2  # castling-rights bits
+ST_CASTLING = 2  # castling rights, bit r for right r: 0 white h-side, 1 white a-side, 2 black h-side, 3 black
+#                 a-side (the Polyglot key table's order; Position.castle_rook[r] holds its rook)
 ST_HALFMOVE = 3  # plies since the last capture or pawn move
 ST_FULLMOVE = 4  # FEN full-move number
 ST_PLY = 5  # index of the current entry in the history stacks

@@ -52,7 +52,8 @@ from engine.bitboards import bishop_attacks, king_attacks, knight_attacks, rook_
 from engine.defs import (
     BISHOP, FILE_A, FILE_H, KING, KNIGHT, PAWN, QUEEN, ROOK, ST_SIDE, U64_ONE, U64_ZERO,
 )
-from engine.jit import hot_njit, lsb, msb, new_record, njit, popcount
+from engine.intrinsics import lsb, msb, popcount
+from engine.jit import hot_njit, new_record, njit
 
 # ---------------------------------------------------------------------------
 # The term layout

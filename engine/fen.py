@@ -23,6 +23,8 @@ from engine.move import EN_PASSANT
 from engine.position import Position, compute_key, empty_position, in_check, pawn_can_take_ep, put_piece
 
 STARTING_FEN = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
+# "Kiwipete" (Peter McKenzie): castling both ways, en passant, promotions and pins, the perft classic
+KIWIPETE = "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1"
 FILE_NAMES = "abcdefgh"
 
 

@@ -9,13 +9,13 @@ Castling is always encoded as *king takes own rook* (from = king square,
 to = rook square).  This covers standard chess and Chess960 alike; the UCI layer
 prints ``e1g1`` in standard chess and ``e1h1`` with ``UCI_Chess960``.
 
-``NULL_MOVE`` (0, from == to == a1) is never a real move.
+Move 0 (from == to == a1) is never a real move: it stands for "no move", and for the
+null move in a position's history.
 """
 
 from engine.jit import njit
 
 NORMAL, PROMOTION, EN_PASSANT, CASTLING = 0, 1, 2, 3
-NULL_MOVE = 0
 KIND_SHIFT = 14
 PROMO_SHIFT = 12
 
@@ -26,12 +26,6 @@ PROMO_ROOK = (PROMOTION << KIND_SHIFT) | (2 << PROMO_SHIFT)
 PROMO_QUEEN = (PROMOTION << KIND_SHIFT) | (3 << PROMO_SHIFT)
 EP_FLAG = EN_PASSANT << KIND_SHIFT
 CASTLE_FLAG = CASTLING << KIND_SHIFT
-
-
-@njit(inline="always")
-def make_move_code(frm, to, flags):
-    """Move integer from its from square, to square and pre-shifted flags."""
-    return frm | (to << 6) | flags
 
 
 @njit(inline="always")

@@ -36,7 +36,8 @@ from engine.defs import (
     BISHOP, FILE_A, FILE_H, KING, KNIGHT, NO_SQUARE, PAWN, QUEEN, RANK_3, RANK_6, ROOK,
     ST_CASTLING, ST_EP, ST_PLY, ST_SIDE, U64_ALL, U64_ONE, U64_ZERO, WHITE, BACK_RANKS,
 )
-from engine.jit import hot_njit, lsb, njit, popcount
+from engine.intrinsics import lsb, popcount
+from engine.jit import hot_njit, njit
 from engine.move import (
     CASTLE_FLAG, CASTLING, EN_PASSANT, EP_FLAG, PROMO_BISHOP, PROMO_KNIGHT, PROMO_QUEEN, PROMO_ROOK, PROMO_SHIFT,
     PROMOTION, move_from, move_kind, move_to,

@@ -10,10 +10,12 @@ order (highest score first):
     losing captures                    SCORE_BAD_CAPTURE + MVV-LVA   (SEE < 0)
     under-promotions                   SCORE_UNDERPROMOTION
 
-The search generates moves in stages (``engine.search``, Step 10): after the TT move,
-the captures and promotions (``GEN_NOISY``), and only once no winning capture is left
-the quiet moves (``GEN_QUIET``), appended to the same row and scored then; so a node
-where a capture cuts off never generates or scores its quiet moves.
+The search takes its moves one at a time from a move picker (``next_move``), which
+generates them in stages: the TT move, before any move is generated; the captures and
+promotions (``GEN_NOISY``; in check, every evasion); and only once no winning capture
+is left, the quiet moves (``GEN_QUIET``), appended to the same row and scored then.  So
+a node where the TT move or a capture cuts off never generates or scores its quiet
+moves.  A picker's state is one row of ``SearchData.picker`` (``P_*`` columns).
 
 MVV-LVA (most valuable victim, least valuable attacker) is ``64 * victim - attacker``
 on piece types.  ``pick_next`` does one step of selection sort, so a cutoff after the
@@ -29,9 +31,11 @@ from __future__ import annotations
 import numpy as np
 
 from engine.bitboards import bishop_attacks, rook_attacks, square_bb
-from engine.defs import BISHOP, KING, KNIGHT, MAX_MOVES, PAWN, QUEEN, ROOK, ST_SIDE, U64_ZERO
-from engine.jit import hot_njit, lsb, njit
+from engine.defs import BISHOP, H_MOVE, KNIGHT, MAX_MOVES, PAWN, QUEEN, ROOK, ST_PLY, ST_SIDE, U64_ZERO
+from engine.intrinsics import lsb
+from engine.jit import hot_njit, njit
 from engine.move import CASTLING, EN_PASSANT, PROMOTION, move_from, move_kind, move_promo_type, move_to
+from engine.movegen import GEN_NOISY, GEN_QUIET, generate_moves, is_legal_move
 from engine.position import attackers_to
 
 SEE_VALUE = np.array([0, 100, 320, 330, 500, 950, 20000, 0], dtype=np.int64)  # by piece type
@@ -49,6 +53,16 @@ INDEX_BITS = 8  # a key keeps its move's reversed place in the row in its low bi
 PLACE_MASK = (1 << INDEX_BITS) - 1
 assert MAX_MOVES == 1 << INDEX_BITS
 assert 3 * HISTORY_MAX < SCORE_COUNTER and SCORE_TT << INDEX_BITS < 1 << 31
+
+# The move picker's stages, in the order it goes through them
+STAGE_TT_MOVE, STAGE_NOISY, STAGE_ALL_MOVES = 0, 1, 2
+# Layout of a picker's state, one int32 row of SearchData.picker (``picker_row``)
+P_STAGE, P_INDEX, P_COUNT = 0, 1, 2       # stage, next place of the move row to pick, moves in the row
+P_TT_MOVE, P_TT_FIRST = 3, 4              # the TT move; 1 if it is legal (tried first, skipped later)
+P_KILLER1, P_KILLER2, P_COUNTER = 5, 6, 7  # ordering moves: killers as the node found them, countermove
+P_PREVIOUS1, P_PREVIOUS2 = 8, 9           # continuation-history rows (the moves one and two plies back)
+P_CHECKED, P_USE_COUNTER = 10, 11         # 1 if in check (evasions only); 1 if the countermove is scored
+PICKER_SIZE = 12
 
 
 @njit(inline="always")
@@ -70,6 +84,12 @@ def is_capture(pos, move):
     if kind == EN_PASSANT:
         return True
     return kind != CASTLING and pos.board[move_to(move)] != 0
+
+
+@njit(inline="always")
+def is_quiet(pos, move):
+    """Neither a capture nor a promotion: the moves that killers, countermoves and history learn from."""
+    return not is_capture(pos, move) and move_kind(move) != PROMOTION
 
 
 @njit(inline="always")
@@ -164,6 +184,30 @@ def piece_to_index(pos, move):
 
 
 @njit(inline="always")
+def quiet_history(history, continuation, side, move, piece_to, previous1, previous2):
+    """History score of a quiet move: its butterfly entry for ``side`` plus its continuation
+    entries after the moves one and two plies back (rows ``previous1``, ``previous2``)."""
+    return (history[side, move & 4095] + np.int32(continuation[previous1, piece_to])
+            + np.int32(continuation[previous2, piece_to]))
+
+
+@njit(inline="always")
+def history_gravity(h, bonus):
+    """A history entry ``h`` after ``bonus``: towards +-HISTORY_MAX, slower the closer it already is."""
+    return h + bonus - h * abs(bonus) // HISTORY_MAX
+
+
+@hot_njit(inline="always")
+def update_quiet_history(sd, side, move, piece_to, previous1, previous2, bonus):
+    """The butterfly entry and the two continuation entries (after the moves one and two
+    plies back) of a quiet move learn the same bonus (``history_gravity``)."""
+    index = move & 4095
+    sd.history[side, index] = history_gravity(sd.history[side, index], bonus)
+    sd.continuation[previous1, piece_to] = history_gravity(np.int32(sd.continuation[previous1, piece_to]), bonus)
+    sd.continuation[previous2, piece_to] = history_gravity(np.int32(sd.continuation[previous2, piece_to]), bonus)
+
+
+@njit(inline="always")
 def mvv_lva(pos, move):
     """Most valuable victim first, least valuable attacker breaking ties."""
     victim = captured_type(pos, move)
@@ -195,9 +239,7 @@ def score_moves(pos, tab, moves, scores, ply_row, start, count, tt_move, killer1
         elif move == counter:
             score = SCORE_COUNTER
         else:
-            piece_to = piece_to_index(pos, move)
-            score = (history[side, move & 4095] + np.int32(continuation[previous1, piece_to])
-                     + np.int32(continuation[previous2, piece_to]))
+            score = quiet_history(history, continuation, side, move, piece_to_index(pos, move), previous1, previous2)
         scores[ply_row, i] = order_key(score, i)
 
 
@@ -242,3 +284,124 @@ def pick_next(moves, scores, ply_row, index, count):
         scores[row, best] = order_key(key_score(scores[row, start]), best)
         scores[row, start] = order_key(key_score(key), start)
     return moves[row, start]
+
+
+# ---------------------------------------------------------------------------
+# The move picker: a node's moves one at a time, generated in stages
+# ---------------------------------------------------------------------------
+
+@njit(inline="always")
+def picker_row(ply, excluded):
+    """Row of ``SearchData.picker`` for a node at ``ply``.  The singular search of a TT move
+    (``excluded`` set) runs at its node's ply while that node is still picking its moves,
+    so it keeps its state in a row of its own."""
+    return 2 * ply + (1 if excluded != 0 else 0)
+
+
+@hot_njit(inline="always")
+def start_picker(pos, tab, sd, ply, picker, tt_move, previous1, previous2, checked, use_counter):
+    """Set up ``picker`` for a node at ``ply``: the TT move comes first, then the staged moves.
+
+    Returns whether the TT move is tried first: the word may come from a position whose
+    key collided, so its move is played only if legal.  The killers are taken as they
+    are now (a singular search at this ply may change them before they are scored).
+    """
+    tt_first = tt_move != 0 and is_legal_move(pos, tab, tt_move)
+    picker[P_STAGE] = STAGE_TT_MOVE
+    picker[P_INDEX] = 0
+    picker[P_COUNT] = 1 if tt_first else 0
+    picker[P_TT_MOVE] = tt_move
+    picker[P_TT_FIRST] = 1 if tt_first else 0
+    picker[P_KILLER1] = sd.killers[ply, 0]
+    picker[P_KILLER2] = sd.killers[ply, 1]
+    picker[P_COUNTER] = 0
+    picker[P_PREVIOUS1] = previous1
+    picker[P_PREVIOUS2] = previous2
+    picker[P_CHECKED] = 1 if checked else 0
+    picker[P_USE_COUNTER] = 1 if use_counter else 0
+    return tt_first
+
+
+@njit(inline="always")
+def start_root_picker(sd, picker, first, count):
+    """Set up ``picker`` for the root: ``count`` moves of ``sd.root_moves`` from ``first``, in
+    the driver's order (best first), copied into row 0; nothing is generated."""
+    for i in range(count):
+        sd.moves[0, i] = sd.root_moves[first + i]
+        sd.scores[0, i] = order_key(MAX_MOVES - i, i)  # keep the driver's order
+    picker[P_STAGE] = STAGE_ALL_MOVES
+    picker[P_INDEX] = 0
+    picker[P_COUNT] = count
+    picker[P_TT_MOVE] = 0
+    picker[P_TT_FIRST] = 0
+
+
+@hot_njit(inline="always")
+def _score_new_moves(pos, tab, sd, ply, picker, start, end):
+    """Keys for the moves ``start:end`` of row ``ply``, with the picker's ordering moves."""
+    score_moves(pos, tab, sd.moves, sd.scores, ply, start, end, picker[P_TT_MOVE], picker[P_KILLER1],
+                picker[P_KILLER2], picker[P_COUNTER], sd.history, pos.state[ST_SIDE], sd.continuation,
+                picker[P_PREVIOUS1], picker[P_PREVIOUS2])
+
+
+@hot_njit(inline="always")
+def _generate_noisy(pos, tab, sd, ply, picker):
+    """Stage 2: the captures and promotions (in check every evasion, and no quiet stage), scored."""
+    previous = pos.history[pos.state[ST_PLY] - 1, H_MOVE] if pos.state[ST_PLY] > 0 else 0
+    if previous != 0 and picker[P_USE_COUNTER] != 0:
+        picker[P_COUNTER] = sd.counter_moves[pos.board[move_to(previous)], move_to(previous)]
+    count = generate_moves(pos, tab, sd.moves[ply], 0, GEN_NOISY)
+    picker[P_STAGE] = STAGE_ALL_MOVES if picker[P_CHECKED] != 0 else STAGE_NOISY
+    picker[P_INDEX] = 0
+    picker[P_COUNT] = count
+    _score_new_moves(pos, tab, sd, ply, picker, 0, count)
+
+
+@hot_njit(inline="always")
+def _add_quiet_moves(pos, tab, sd, ply, picker):
+    """Stage 3: the quiet moves appended to the row after its noisy ones, scored."""
+    count = picker[P_COUNT]
+    end = generate_moves(pos, tab, sd.moves[ply], count, GEN_QUIET)
+    _score_new_moves(pos, tab, sd, ply, picker, count, end)
+    picker[P_STAGE] = STAGE_ALL_MOVES
+    picker[P_COUNT] = end
+
+
+@hot_njit(inline="always")
+def next_move(pos, tab, sd, ply, picker):
+    """The node's next move, best first (module docstring), or 0 when none is left.
+
+    Each stage is generated when the one before it is used up: the TT move alone, then the
+    noisy moves, and the quiet ones as soon as the best noisy move left is a losing capture
+    or an under-promotion (those go after the quiet moves).  ``picked_slot`` is the place
+    in row ``ply`` of the move returned.
+    """
+    while True:
+        stage = picker[P_STAGE]
+        index = picker[P_INDEX]
+        count = picker[P_COUNT]
+        if index == count:
+            if stage == STAGE_ALL_MOVES:
+                return 0
+            if stage == STAGE_TT_MOVE:
+                _generate_noisy(pos, tab, sd, ply, picker)
+            else:
+                _add_quiet_moves(pos, tab, sd, ply, picker)
+            continue
+        picker[P_INDEX] = index + 1
+        if stage == STAGE_TT_MOVE:
+            return picker[P_TT_MOVE]
+        move = pick_next(sd.moves, sd.scores, ply, index, count)
+        if stage == STAGE_NOISY and key_score(sd.scores[ply, index]) < SCORE_GOOD_CAPTURE:
+            # Only losing captures and under-promotions are left: the quiet moves go first.
+            _add_quiet_moves(pos, tab, sd, ply, picker)
+            move = pick_next(sd.moves, sd.scores, ply, index, picker[P_COUNT])
+        if picker[P_TT_FIRST] != 0 and move == picker[P_TT_MOVE]:
+            continue  # tried first already
+        return move
+
+
+@njit(inline="always")
+def picked_slot(picker):
+    """Place in its row of the move ``next_move`` returned last."""
+    return picker[P_INDEX] - 1

@@ -35,7 +35,8 @@ from engine.defs import (
     KNIGHT, NO_SQUARE, PAWN, QUEEN, ROOK, ST_CASTLING, ST_EP, ST_FULLMOVE, ST_HALFMOVE, ST_PLY,
     ST_SIDE, ST_SIZE, U64_ONE, U64_ZERO,
 )
-from engine.jit import hot_njit, lsb, new_record, njit
+from engine.intrinsics import lsb
+from engine.jit import hot_njit, new_record, njit
 from engine.move import CASTLING, EN_PASSANT, PROMOTION, move_from, move_kind, move_promo_type, move_to
 
 POSITION_DTYPE = np.dtype([

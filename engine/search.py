@@ -16,12 +16,15 @@ Scores are centipawns from the side to move's point of view; ``MATE - n`` means
 "mate in n plies from the root".  The search is fail-soft.
 
 The per-thread working arrays are the fields of one ``SearchData`` record
-(``SEARCH_DATA_DTYPE``); the ``control`` array, K_* stop flag and node limit, is
-shared by every thread of a search and passed on its own, and the Syzygy tables come
-packed in one array (``engine.syzygy.pack_tablebases``), unpacked only to probe:
+(``SEARCH_DATA_DTYPE``); the ``control`` array (``new_control``: K_* stop flag and node
+limit) is shared by every thread of a search and passed on its own, and the Syzygy
+tables come packed in one array (``engine.syzygy.pack_tablebases``), unpacked only to
+probe:
 
     moves, scores      int32[MAX_PLY + 1, MAX_MOVES]  move list and ordering keys per ply (``moveorder``)
-    quiets             int32[MAX_PLY + 1, 64]          quiet moves tried per ply (history malus)
+    picker             int32[2 * (MAX_PLY + 1), PICKER_SIZE]  move-picker state per ply, and per ply for
+                                                       a singular search (``moveorder.picker_row``)
+    quiets             int32[MAX_PLY + 1, QUIETS_MAX]  quiet moves tried per ply (history malus)
     killers            int32[MAX_PLY + 2, 2]           two quiet moves that cut off at each ply
     history            int32[2, 4096]                  butterfly history by side, from|to<<6
     continuation       int16[1024, 1024]               continuation history: [piece and square of the move one or
@@ -33,13 +36,15 @@ packed in one array (``engine.syzygy.pack_tablebases``), unpacked only to probe:
     pv_len             int32[MAX_PLY + 1]              length of the PV from each ply
     static_eval        int32[MAX_PLY + 2]              static evaluation along the path
     excluded           int32[MAX_PLY + 2]              move excluded by a singular search
+    nmp_min_ply        int64[1]                        null moves only from this ply on (0; set while
+                                                       a null-move verification search runs)
     root_moves         int32[MAX_MOVES]                root moves, best first (set by Python)
     root_scores        int32[MAX_MOVES]                score of each root move this iteration
     root_nodes         int64[MAX_MOVES]                nodes spent below each root move (zeroed by Python per depth)
     root_info          int64[2]                        ROOT_COUNT, ROOT_PV_START (MultiPV line)
-    counters           int64[20]                       C_* statistics (nodes, seldepth, ...), then the
+    counters           int64[COUNTERS_SIZE]            C_* statistics (nodes, seldepth, tbhits), then the
                                                        cutoff table from C_CUTOFFS (see ``cutoff_slot``)
-    reductions         int32[64, 64]                   late-move reduction by depth and move number
+    reductions         int32[LMR_TABLE_SIZE, LMR_TABLE_SIZE]  late-move reduction by depth and move number
     config             int32[14]                       CFG_* switches (all on in play) and Syzygy settings
 
 ``config`` lets the tests switch pruning off to check the textbook claim that
@@ -50,22 +55,22 @@ what each step does to the tree (``SEARCH_STEPS`` names them).
 from __future__ import annotations
 
 import math
-from collections import namedtuple
 
 import numpy as np
 
 from engine.defs import (
-    BISHOP, H_MOVE, KING, KNIGHT, MAX_MOVES, MAX_PLY, PAWN, QUEEN, ROOK, ST_CASTLING, ST_HALFMOVE, ST_PLY,
-    ST_SIDE, U64_ZERO,
+    BISHOP, H_MOVE, KNIGHT, MAX_MOVES, MAX_PLY, PAWN, QUEEN, ROOK, ST_CASTLING, ST_HALFMOVE, ST_PLY, ST_SIDE,
+    U64_ZERO,
 )
 from engine.evaluate import PAWN_CACHE_BITS, evaluate, evaluate_inline, pawn_slot
-from engine.jit import hot_njit, new_record, njit, popcount
-from engine.move import PROMOTION, move_from, move_kind, move_promo_type, move_to
+from engine.intrinsics import popcount
+from engine.jit import hot_njit, new_record, njit
+from engine.move import PROMOTION, move_kind, move_promo_type, move_to
 from engine.moveorder import (
-    HISTORY_MAX, SCORE_GOOD_CAPTURE, SEE_VALUE, captured_type, is_capture, key_score, order_key, pick_next,
-    piece_to_index, score_captures, score_moves, see_ge,
+    PICKER_SIZE, SEE_VALUE, captured_type, is_quiet, next_move, pick_next, picked_slot, picker_row,
+    piece_to_index, quiet_history, score_captures, see_ge, start_picker, start_root_picker, update_quiet_history,
 )
-from engine.movegen import GEN_NOISY, GEN_QUIET, generate_moves, is_legal_move
+from engine.movegen import GEN_NOISY, GEN_QUIET, generate_moves
 from engine.syzygy import TB_FAIL, probe_wdl, unpack_tablebases
 from engine.position import (
     check_squares, gives_check_fast, in_check, key_after, make_move, make_null_move, unmake_move, unmake_null_move,
@@ -79,17 +84,27 @@ INFINITE = MATE + 1
 DRAW = 0
 
 # ---------------------------------------------------------------------------
-# Tunables: every search constant, in one place.
+# Tunables: every search constant, in one place.  Depths and reductions are in plies,
+# margins in centipawns.  What is left inline is the algorithm itself: the one ply a
+# move or a null move takes, null windows (beta - 1, beta), "two plies back" (the same
+# side to move), and a reduced search keeping at least one ply.
 # ---------------------------------------------------------------------------
 RFP_MAX_DEPTH = 8            # reverse futility pruning up to this depth ...
-RFP_MARGIN = 75              # ... when eval - margin * depth still beats beta
+RFP_MARGIN = 75              # ... when eval - margin * depth still beats beta, ...
+RFP_IMPROVING_DEPTH = 1      # ... depth counted this much less when improving (the eval is more likely to hold)
 NMP_MIN_DEPTH = 3            # null-move pruning from this depth
-NMP_BASE_REDUCTION = 3       # R = base + depth / divisor + (eval - beta) / eval divisor
+NMP_BASE_REDUCTION = 3       # R = base + depth / divisor + min((eval - beta) / eval divisor, eval max)
 NMP_DEPTH_DIVISOR = 4
 NMP_EVAL_DIVISOR = 200
-NMP_VERIFY_DEPTH = 12        # from this depth a null-move cutoff is verified by a real search
-IIR_MIN_DEPTH = 4            # internal iterative reduction without a TT move
-LMP_MAX_DEPTH = 8            # late-move pruning: skip quiets after 3 + depth^2 moves (halved if not improving)
+NMP_EVAL_MAX = 3             # ... a huge eval margin still reduces at most this much more
+NMP_VERIFY_DEPTH = 12        # from this depth a null-move cutoff is verified by a real search, ...
+NMP_VERIFY_GUARD = 3         # ... with null moves off for its first guard / divisor of the depth (plies below
+NMP_VERIFY_GUARD_DIVISOR = 4  # ... its node), where a zugzwang that fooled the null move shows
+IIR_MIN_DEPTH = 4            # internal iterative reduction without a TT move ...
+IIR_REDUCTION = 1            # ... by this much (a node never searched well; the next iteration has a TT move)
+LMP_MAX_DEPTH = 8            # late-move pruning: skip quiets after base + depth^2 moves ...
+LMP_BASE = 3
+LMP_NOT_IMPROVING_DIVISOR = 2  # ... divided by this when the eval is not improving
 FUTILITY_MAX_DEPTH = 6       # futility pruning of quiets when eval + base + margin * depth <= alpha
 FUTILITY_BASE = 80
 FUTILITY_MARGIN = 90
@@ -100,29 +115,41 @@ LMR_MIN_DEPTH = 3            # late-move reductions from this depth ...
 LMR_MIN_MOVES = 2            # ... for moves after the first few
 LMR_BASE = 0.75              # reduction = base + ln(depth) * ln(move number) / divisor
 LMR_DIVISOR = 2.25
+LMR_TABLE_SIZE = 64          # ... tabulated by depth and move number below this (larger ones read the last entry)
+LMR_PV_NODE = 1              # ... one ply less in PV nodes (their score is wanted exactly)
+LMR_NOT_IMPROVING = 1        # ... one ply more when the eval is not improving
+LMR_GIVES_CHECK = 1          # ... one ply less for a checking move
 LMR_HISTORY_DIVISOR = 16384  # history score (butterfly plus both continuations) per ply of reduction removed or added
 DELTA_MARGIN = 200           # quiescence delta pruning
+QS_SEE_THRESHOLD = 0         # quiescence searches captures and checks whose SEE keeps at least this
 SINGULAR_MIN_DEPTH = 8       # singular extension: TT move searched alone ...
-SINGULAR_MARGIN = 2          # ... against beta = tt score - margin * depth
+SINGULAR_MARGIN = 2          # ... against beta = tt score - margin * depth, ...
+SINGULAR_TT_DEPTH_MARGIN = 3  # ... if its entry is at most this much shallower than the node (a trustworthy score), ...
+SINGULAR_DEPTH_DIVISOR = 2   # ... the other moves searched to (depth - 1) / divisor (a cheap look)
+SINGULAR_EXTENSION = 1       # a singular TT move is searched this much deeper ...
+SINGULAR_NEGATIVE_EXTENSION = -1  # ... and this much when another move nearly matches it and it beats beta
+CHECK_EXTENSION = 1          # a checking move is searched this much deeper
 HISTORY_BONUS_SLOPE = 160    # history bonus = min(slope * depth - offset, max): shallow cutoffs teach too
 HISTORY_BONUS_OFFSET = 64
 HISTORY_BONUS_MAX = 2048
+HISTORY_AGING_DIVISOR = 2    # between searches every history entry is divided by this (old lessons fade)
+QUIETS_MAX = 64              # quiet moves per node remembered for the history malus (later ones get none)
 TB_DEPTH_BONUS = 6           # a tablebase result is stored as if searched this much deeper
 TB_PLY_MARGIN = 12           # probes make captures internally: keep clear of the stack's end
 CORRECTION_GRAIN = 256       # correction history: entries in 1/GRAIN centipawn, by side and pawn placement
 CORRECTION_LIMIT = 64        # ... at most this many centipawns either way
-CORRECTION_MAX_WEIGHT = 16   # ... a search of depth d moves an entry (d + 1) / 256 of the way to its result
-
-# Move-loop stages (Step 10)
-STAGE_TT_MOVE, STAGE_NOISY, STAGE_ALL_MOVES = 0, 1, 2
+CORRECTION_WEIGHT_SCALE = 256  # ... a search of depth d moves an entry weight / SCALE of the way to its result, ...
+CORRECTION_WEIGHT_OFFSET = 1   # ... weight = min(d + offset, max weight): deeper results teach more
+CORRECTION_MAX_WEIGHT = 16
 
 # Layout of SearchData.counters
-C_NODES, C_SELDEPTH, C_TBHITS, C_NMP_GUARD = 0, 1, 2, 3
-C_CUTOFFS = 4                # beta cutoffs by remaining depth (1, 2, 3, 4+), TT move or not, first move or not
+C_NODES, C_SELDEPTH, C_TBHITS = 0, 1, 2
+C_CUTOFFS = 3                # beta cutoffs by remaining depth (1, 2, 3, 4+), TT move or not, first move or not
 CUTOFF_DEPTHS = 4
 COUNTERS_SIZE = C_CUTOFFS + CUTOFF_DEPTHS * 4
 # Layout of the control array (shared by threads)
 K_STOP, K_NODE_LIMIT = 0, 1
+CONTROL_SIZE = 2
 # Layout of SearchData.root_info
 ROOT_COUNT, ROOT_PV_START = 0, 1
 # Layout of SearchData.config
@@ -148,7 +175,8 @@ CONFIG_SIZE = 14
 SEARCH_DATA_FIELDS = [
     ("moves", np.int32, (MAX_PLY + 1, MAX_MOVES)),
     ("scores", np.int32, (MAX_PLY + 1, MAX_MOVES)),
-    ("quiets", np.int32, (MAX_PLY + 1, 64)),
+    ("picker", np.int32, (2 * (MAX_PLY + 1), PICKER_SIZE)),
+    ("quiets", np.int32, (MAX_PLY + 1, QUIETS_MAX)),
     ("killers", np.int32, (MAX_PLY + 2, 2)),
     ("history", np.int32, (2, 4096)),
     ("continuation", np.int16, (1024, 1024)),
@@ -159,12 +187,13 @@ SEARCH_DATA_FIELDS = [
     ("pv_len", np.int32, (MAX_PLY + 1,)),
     ("static_eval", np.int32, (MAX_PLY + 2,)),
     ("excluded", np.int32, (MAX_PLY + 2,)),
+    ("nmp_min_ply", np.int64, (1,)),
     ("root_moves", np.int32, (MAX_MOVES,)),
     ("root_scores", np.int32, (MAX_MOVES,)),
     ("root_nodes", np.int64, (MAX_MOVES,)),
     ("root_info", np.int64, (2,)),
     ("counters", np.int64, (COUNTERS_SIZE,)),
-    ("reductions", np.int32, (64, 64)),
+    ("reductions", np.int32, (LMR_TABLE_SIZE, LMR_TABLE_SIZE)),
     ("config", np.int32, (CONFIG_SIZE,)),
 ]
 SEARCH_DATA_DTYPE = np.dtype(SEARCH_DATA_FIELDS, align=True)
@@ -173,11 +202,16 @@ SearchData = np.record  # one record of SEARCH_DATA_DTYPE; its fields read as ar
 
 def reduction_table() -> np.ndarray:
     """Late-move reductions: LMR_BASE + ln(depth) ln(moves) / LMR_DIVISOR, in plies."""
-    table = np.zeros((64, 64), dtype=np.int32)
-    for depth in range(1, 64):
-        for count in range(1, 64):
+    table = np.zeros((LMR_TABLE_SIZE, LMR_TABLE_SIZE), dtype=np.int32)
+    for depth in range(1, LMR_TABLE_SIZE):
+        for count in range(1, LMR_TABLE_SIZE):
             table[depth, count] = int(LMR_BASE + math.log(depth) * math.log(count) / LMR_DIVISOR)
     return table
+
+
+def new_control() -> np.ndarray:
+    """The ``control`` array of a search (K_STOP, K_NODE_LIMIT), shared by all its threads."""
+    return np.zeros(CONTROL_SIZE, dtype=np.int64)
 
 
 def new_search_data() -> SearchData:
@@ -207,13 +241,13 @@ def clear_heuristics(sd):
 
 @hot_njit
 def age_history(sd):
-    """Halve the history scores between searches so old lessons fade."""
+    """Divide the history scores between searches (by HISTORY_AGING_DIVISOR) so old lessons fade."""
     for side in range(2):
         for i in range(4096):
-            sd.history[side, i] //= 2
+            sd.history[side, i] //= HISTORY_AGING_DIVISOR
     for row in range(1024):
         for i in range(1024):
-            sd.continuation[row, i] //= 2
+            sd.continuation[row, i] //= HISTORY_AGING_DIVISOR
     sd.killers[:, :] = 0
 
 
@@ -258,31 +292,6 @@ def cutoff_slot(depth, had_tt_move, first):
     """Index in ``counters`` of a beta cutoff's cell: remaining depth, TT move tried first, first move."""
     bucket = min(depth, CUTOFF_DEPTHS) - 1
     return C_CUTOFFS + 4 * bucket + (2 if had_tt_move else 0) + (1 if first else 0)
-
-
-@njit(inline="always")
-def history_gravity(h, bonus):
-    """A history entry ``h`` after ``bonus``: towards +-HISTORY_MAX, slower the closer it already is."""
-    return h + bonus - h * abs(bonus) // HISTORY_MAX
-
-
-@hot_njit(inline="always")
-def update_quiet_history(sd, side, move, piece_to, previous1, previous2, bonus):
-    """The butterfly entry and the two continuation entries (after the moves one and two
-    plies back) of a quiet move learn the same bonus (``history_gravity``)."""
-    index = move & 4095
-    sd.history[side, index] = history_gravity(sd.history[side, index], bonus)
-    sd.continuation[previous1, piece_to] = history_gravity(np.int32(sd.continuation[previous1, piece_to]), bonus)
-    sd.continuation[previous2, piece_to] = history_gravity(np.int32(sd.continuation[previous2, piece_to]), bonus)
-
-
-@hot_njit(inline="always")
-def add_quiet_moves(pos, tab, sd, ply, count, tt_move, killer1, killer2, counter, side, previous1, previous2):
-    """Append the quiet moves to row ``ply`` after its ``count`` noisy ones, scored; return the new count."""
-    end = generate_moves(pos, tab, sd.moves[ply], count, GEN_QUIET)
-    score_moves(pos, tab, sd.moves, sd.scores, ply, count, end, tt_move, killer1, killer2, counter, sd.history, side,
-                sd.continuation, previous1, previous2)
-    return end
 
 
 @hot_njit
@@ -449,7 +458,7 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
                     if stand_pat + gain + DELTA_MARGIN <= alpha:
                         continue
                 # SEE pruning: moves that lose material are not worth a look.
-                if not see_ge(pos, tab, move, 0):
+                if not see_ge(pos, tab, move, QS_SEE_THRESHOLD):
                     continue
             tt_prefetch(tt, key_after(pos, tab, move))  # the child probes it first thing
             make_move(pos, tab, move)
@@ -488,7 +497,7 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
 
     # Step 7. Reverse futility pruning: far above beta at low depth, assume a cutoff.
     if (config[CFG_REVERSE_FUTILITY] and not pv_node and not checked and excluded == 0 and depth <= RFP_MAX_DEPTH
-            and eval_estimate - RFP_MARGIN * (depth - (1 if improving else 0)) >= beta
+            and eval_estimate - RFP_MARGIN * (depth - (RFP_IMPROVING_DEPTH if improving else 0)) >= beta
             and abs(beta) < MATE_IN_MAX_PLY):
         return eval_estimate
 
@@ -496,8 +505,9 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
     previous_null = pos.state[ST_PLY] > 0 and pos.history[pos.state[ST_PLY] - 1, H_MOVE] == 0
     if (config[CFG_NULL_MOVE] and not pv_node and not checked and excluded == 0 and not previous_null
             and depth >= NMP_MIN_DEPTH and eval_estimate >= beta and abs(beta) < MATE_IN_MAX_PLY
-            and ply >= counters[C_NMP_GUARD] and has_non_pawn_material(pos, side)):
-        r = NMP_BASE_REDUCTION + depth // NMP_DEPTH_DIVISOR + min((eval_estimate - beta) // NMP_EVAL_DIVISOR, 3)
+            and ply >= sd.nmp_min_ply[0] and has_non_pawn_material(pos, side)):
+        r = (NMP_BASE_REDUCTION + depth // NMP_DEPTH_DIVISOR
+             + min((eval_estimate - beta) // NMP_EVAL_DIVISOR, NMP_EVAL_MAX))
         sd.path_moves[ply] = 0
         make_null_move(pos, tab)
         tt_prefetch(tt, pos.keys[pos.state[ST_PLY]])
@@ -508,48 +518,39 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
         if score >= beta:
             if score >= MATE_IN_MAX_PLY:
                 score = beta  # do not trust mate scores from a null-move search
-            if depth < NMP_VERIFY_DEPTH or counters[C_NMP_GUARD] > 0:
+            if depth < NMP_VERIFY_DEPTH or sd.nmp_min_ply[0] > 0:
                 return score
             # Verification search (zugzwang guard): the same node without null moves near here.
-            counters[C_NMP_GUARD] = ply + 3 * (depth - r) // 4
+            sd.nmp_min_ply[0] = ply + NMP_VERIFY_GUARD * (depth - r) // NMP_VERIFY_GUARD_DIVISOR
             verified = search(pos, tab, tt, sd, control, ev, tb_packed, scratch, beta - 1, beta, depth - r, ply)
-            counters[C_NMP_GUARD] = 0
+            sd.nmp_min_ply[0] = 0
             if verified >= beta:
                 return score
         sd.pv_len[ply] = 0
 
     # Step 9. Internal iterative reduction: without a TT move this node was never searched well.
     if config[CFG_IIR] and tt_move == 0 and depth >= IIR_MIN_DEPTH and excluded == 0:
-        depth -= 1
+        depth -= IIR_REDUCTION
 
-    # Step 10. Move ordering in stages, TT move first.  Each stage is generated only
-    # when the one before it is used up without a cutoff: the TT move before any move
-    # is generated, then captures and promotions (every evasion in check), and the
-    # quiet moves only once no winning capture is left (the root's list comes from
-    # Python, already ordered).
-    if root:
-        start = sd.root_info[ROOT_PV_START]
-        count = sd.root_info[ROOT_COUNT] - start
-        for i in range(count):
-            sd.moves[0, i] = sd.root_moves[start + i]
-            sd.scores[0, i] = order_key(MAX_MOVES - i, i)  # keep the driver's order
-        stage = STAGE_ALL_MOVES
-        tt_move_first = False
-    else:
-        # The word may come from a position whose key collided: play it only if legal.
-        tt_move_first = tt_move != 0 and is_legal_move(pos, tab, tt_move)
-        count = 1 if tt_move_first else 0
-        stage = STAGE_TT_MOVE
+    # Step 10. Move ordering in stages (``moveorder.next_move``): the TT move before any
+    # move is generated, then captures and promotions (every evasion in check), and the
+    # quiet moves only once no winning capture is left.  The root's list comes from
+    # Python, already ordered.
     # Killers are shared by all nodes of a ply.  The grandchildren's were learnt under
     # another node of this ply: they start afresh for this node's subtree.
     sd.killers[ply + 2, 0] = 0
     sd.killers[ply + 2, 1] = 0
-    killer1 = sd.killers[ply, 0]
-    killer2 = sd.killers[ply, 1]
-    counter = 0
     # The continuation rows: the moves one and two plies back (row 0 before the root or after a null move).
     previous1 = sd.path_moves[ply - 1] if ply >= 1 else 0
     previous2 = sd.path_moves[ply - 2] if ply >= 2 else 0
+    picker = sd.picker[picker_row(ply, excluded)]
+    if root:
+        first = sd.root_info[ROOT_PV_START]
+        start_root_picker(sd, picker, first, sd.root_info[ROOT_COUNT] - first)
+        tt_move_first = False
+    else:
+        tt_move_first = start_picker(pos, tab, sd, ply, picker, tt_move, previous1, previous2, checked,
+                                     config[CFG_COUNTER_MOVE] != 0)
 
     # Step 11. The move loop: PVS with late-move reductions and shallow-depth pruning.
     # Shallow-depth pruning spares checks, so it may ask of many moves whether they
@@ -562,52 +563,14 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
     moves_searched = 0
     quiets_tried = 0
     skip_quiets = False
-    i = 0
     while True:
-        if i == count:
-            if stage == STAGE_ALL_MOVES:
-                break
-            if stage == STAGE_TT_MOVE:
-                # Captures and promotions, scored by MVV-LVA and SEE (in check, every
-                # evasion, so the quiet ones need their killer, countermove and history).
-                previous = pos.history[pos.state[ST_PLY] - 1, H_MOVE] if pos.state[ST_PLY] > 0 else 0
-                if previous != 0 and config[CFG_COUNTER_MOVE]:
-                    counter = sd.counter_moves[pos.board[move_to(previous)], move_to(previous)]
-                count = generate_moves(pos, tab, sd.moves[ply], 0, GEN_NOISY)
-                if checked:
-                    if count == 0:
-                        return -MATE + ply
-                    stage = STAGE_ALL_MOVES  # no quiet stage: every evasion is here
-                else:
-                    stage = STAGE_NOISY
-                score_moves(pos, tab, sd.moves, sd.scores, ply, 0, count, tt_move, killer1, killer2, counter,
-                            sd.history, side, sd.continuation, previous1, previous2)
-                i = 0
-                continue
-            stage = STAGE_ALL_MOVES
-            count = add_quiet_moves(pos, tab, sd, ply, count, tt_move, killer1, killer2, counter, side,
-                                    previous1, previous2)
-            if count == 0:
-                return DRAW  # not in check and no legal move: stalemate
-            continue
-        slot = i
-        i += 1
-        if stage == STAGE_TT_MOVE:
-            move = tt_move
-        else:
-            move = pick_next(sd.moves, sd.scores, ply, slot, count)
-            if stage == STAGE_NOISY and key_score(sd.scores[ply, slot]) < SCORE_GOOD_CAPTURE:
-                # Only losing captures and under-promotions are left: the quiet moves go first.
-                stage = STAGE_ALL_MOVES
-                count = add_quiet_moves(pos, tab, sd, ply, count, tt_move, killer1, killer2, counter, side,
-                                        previous1, previous2)
-                move = pick_next(sd.moves, sd.scores, ply, slot, count)
-            if tt_move_first and move == tt_move:
-                continue  # already searched
+        move = next_move(pos, tab, sd, ply, picker)
+        if move == 0:
+            break
+        slot = picked_slot(picker)
         if move == excluded:
             continue
-        capture = is_capture(pos, move)
-        quiet = not capture and move_kind(move) != PROMOTION
+        quiet = is_quiet(pos, move)
 
         # Step 12. Shallow-depth pruning, once a line that is not mated is in hand.  Quiet
         # checks are spared by late-move and futility pruning: a quiet check is how most
@@ -615,8 +578,8 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
         if config[CFG_MOVE_PRUNING] and not root and best > -MATE_IN_MAX_PLY:
             if quiet:
                 if (skip_quiets
-                        or (depth <= LMP_MAX_DEPTH
-                            and moves_searched >= (3 + depth * depth) // (1 if improving else 2))
+                        or (depth <= LMP_MAX_DEPTH and moves_searched
+                            >= (LMP_BASE + depth * depth) // (1 if improving else LMP_NOT_IMPROVING_DIVISOR))
                         or (depth <= FUTILITY_MAX_DEPTH and not checked
                             and static_eval + FUTILITY_BASE + FUTILITY_MARGIN * depth <= alpha)):
                     skip_quiets = True
@@ -638,22 +601,23 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
         extension = 0
         if (move == tt_move and not root and excluded == 0 and depth >= SINGULAR_MIN_DEPTH
                 and config[CFG_EXTENSIONS] and config[CFG_SINGULAR]
-                and tt_depth >= depth - 3 and tt_bound != BOUND_UPPER and abs(tt_score) < MATE_IN_MAX_PLY):
+                and tt_depth >= depth - SINGULAR_TT_DEPTH_MARGIN and tt_bound != BOUND_UPPER
+                and abs(tt_score) < MATE_IN_MAX_PLY):
             singular_beta = tt_score - SINGULAR_MARGIN * depth
             sd.excluded[ply] = move
             score = search(pos, tab, tt, sd, control, ev, tb_packed, scratch, singular_beta - 1, singular_beta,
-                           (depth - 1) // 2, ply)
+                           (depth - 1) // SINGULAR_DEPTH_DIVISOR, ply)
             sd.excluded[ply] = 0
             if control[K_STOP] != 0:
                 return 0
             if score < singular_beta:
-                extension = 1
+                extension = SINGULAR_EXTENSION
             elif singular_beta >= beta:
                 return singular_beta  # multi-cut: several moves beat beta
             elif tt_score >= beta:
                 # Negative extension: another move nearly matches the TT move, whose score
                 # already beats beta; the cutoff does not hang on it, so it is searched a ply less.
-                extension = -1
+                extension = SINGULAR_NEGATIVE_EXTENSION
         piece_to = piece_to_index(pos, move)
         sd.path_moves[ply] = piece_to
         nodes_before = counters[C_NODES]
@@ -662,7 +626,7 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
 
         # Step 14. Check extension: never let a check disappear over the horizon.
         if config[CFG_EXTENSIONS] and move_checks and extension == 0:
-            extension = 1
+            extension = CHECK_EXTENSION
         new_depth = depth - 1 + extension
 
         # Step 15. Principal variation search with late-move reductions.
@@ -672,18 +636,18 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
             reduction = 0
             if (config[CFG_REDUCTIONS] and depth >= LMR_MIN_DEPTH and moves_searched >= LMR_MIN_MOVES
                     and (quiet or sd.scores[ply, slot] < 0)):
-                reduction = sd.reductions[min(depth, 63), min(moves_searched, 63)]
+                reduction = sd.reductions[min(depth, LMR_TABLE_SIZE - 1), min(moves_searched, LMR_TABLE_SIZE - 1)]
                 if pv_node:
-                    reduction -= 1
+                    reduction -= LMR_PV_NODE
                 if not improving:
-                    reduction += 1
+                    reduction += LMR_NOT_IMPROVING
                 if move_checks:
-                    reduction -= 1
+                    reduction -= LMR_GIVES_CHECK
                 if quiet:
                     # Floor division on purpose: any bad history reduces one ply more (rounding
                     # towards zero instead lost 23 Elo in session 45).
-                    reduction -= (sd.history[side, move & 4095] + np.int32(sd.continuation[previous1, piece_to])
-                                  + np.int32(sd.continuation[previous2, piece_to])) // LMR_HISTORY_DIVISOR
+                    reduction -= quiet_history(sd.history, sd.continuation, side, move, piece_to, previous1,
+                                               previous2) // LMR_HISTORY_DIVISOR
                 if reduction < 0:
                     reduction = 0
                 if reduction > new_depth - 1:
@@ -697,7 +661,7 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
         if control[K_STOP] != 0:
             return 0
         moves_searched += 1
-        if quiet and quiets_tried < 64:
+        if quiet and quiets_tried < QUIETS_MAX:
             sd.quiets[ply, quiets_tried] = move
             quiets_tried += 1
 
@@ -723,18 +687,18 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
                     break
                 alpha = score
 
-    # Step 17. No legal move left after exclusion: the singular search failed low.
+    # Step 17. No move searched: in a singular search the excluded TT move is the only
+    # legal move (the search fails low); anywhere else there is none: mate or stalemate.
     if moves_searched == 0:
         if excluded != 0:
             return alpha
-        if root:
-            return -MATE if checked else DRAW
+        return -MATE + ply if checked else DRAW
 
     if pv_node:
         best = min(max(best, tb_floor), tb_ceiling)
 
     # Step 18. Learn from a cutoff: killers, countermove and history for quiet moves.
-    if best >= beta and best_move != 0 and not is_capture(pos, best_move) and move_kind(best_move) != PROMOTION:
+    if best >= beta and best_move != 0 and is_quiet(pos, best_move):
         if sd.killers[ply, 0] != best_move:
             sd.killers[ply, 1] = sd.killers[ply, 0]
             sd.killers[ply, 0] = best_move
@@ -763,14 +727,15 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
         # Step 19b. Correction history: where a quiet search result says the static
         # evaluation of this pawn structure is off, remember by how much.  Only results
         # that bound the evaluation's error from the right side count.
-        if (not checked and (best_move == 0 or (not is_capture(pos, best_move) and move_kind(best_move) != PROMOTION))
+        if (not checked and (best_move == 0 or is_quiet(pos, best_move))
                 and abs(best) < TB_WIN - MAX_PLY and best != tb_floor
                 and not (bound == BOUND_LOWER and best <= static_eval)
                 and not (bound == BOUND_UPPER and best >= static_eval)):
             error = max(-CORRECTION_LIMIT, min(best - raw_eval, CORRECTION_LIMIT)) * CORRECTION_GRAIN
-            weight = min(depth + 1, CORRECTION_MAX_WEIGHT)
+            weight = min(depth + CORRECTION_WEIGHT_OFFSET, CORRECTION_MAX_WEIGHT)
             entry = sd.correction[side, correction_slot]
-            sd.correction[side, correction_slot] = (entry * (256 - weight) + error * weight) // 256
+            sd.correction[side, correction_slot] = ((entry * (CORRECTION_WEIGHT_SCALE - weight) + error * weight)
+                                                    // CORRECTION_WEIGHT_SCALE)
     return best
 
 

@@ -31,12 +31,14 @@ limit (``go nodes``) runs on the main thread only, so that it stays reproducible
 from __future__ import annotations
 
 import dataclasses
+import functools
 import random
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import SimpleNamespace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -44,15 +46,35 @@ from engine.board import Board
 from engine.defs import MAX_PLY, ST_PLY
 from engine.evaluate import Evaluator, load_weights, make_evaluator
 from engine.jit import field_views
-from engine.strength import StrengthLevel
 from engine.search import (
-    CFG_TB_DEPTH, CFG_TB_PIECES, CFG_TB_RULE50, C_CUTOFFS, C_NODES, C_SELDEPTH, C_TBHITS, CUTOFF_DEPTHS, INFINITE,
-    K_NODE_LIMIT, K_STOP,
-    ROOT_COUNT, ROOT_PV_START, SearchData, age_history, clear_heuristics, new_search_data, search, tt_move_of,
+    C_CUTOFFS,
+    C_NODES,
+    C_SELDEPTH,
+    C_TBHITS,
+    CFG_TB_DEPTH,
+    CFG_TB_PIECES,
+    CFG_TB_RULE50,
+    CUTOFF_DEPTHS,
+    INFINITE,
+    K_NODE_LIMIT,
+    K_STOP,
+    ROOT_COUNT,
+    ROOT_PV_START,
+    SearchData,
+    age_history,
+    clear_heuristics,
+    new_control,
+    new_search_data,
+    search,
+    tt_move_of,
 )
+from engine.strength import StrengthLevel
 from engine.syzygy import SyzygyTables, empty_tablebases, make_scratch, pack_tablebases
 from engine.timeman import SOFT_LIMIT_NEXT_DEPTH, Limits, allocate, soft_limit_scale
 from engine.tt import MATE, MATE_IN_MAX_PLY, clear_table, hashfull, new_table
+
+if TYPE_CHECKING:
+    from engine.tablebase import RootTablebase  # python-chess, imported when SyzygyPath is set
 
 ASPIRATION_MIN_DEPTH = 4     # full window below this depth
 ASPIRATION_DELTA = 20        # first half-width of the window, grown by half on each fail
@@ -153,7 +175,7 @@ class Searcher:
     """Owns the transposition table and the search threads' arrays."""
 
     def __init__(self, hash_mb: int = 16) -> None:
-        self.control = np.zeros(4, dtype=np.int64)
+        self.control = new_control()
         self.sd = new_search_data()
         self.fields = field_views(self.sd)  # the same arrays, read fast from Python (``field_views``)
         self.tt = new_table(hash_mb)
@@ -178,7 +200,7 @@ class Searcher:
         self.previous_score: int | None = None  # the score of our last search's move (falling eval)
         self._starting_clocks = [0.0, 0.0]  # each side's largest clock this game (sudden-death reserve)
         self._iteration_scores: list[int] = []   # the best score of each finished iteration of this search
-        self.tablebase = None        # engine.tablebase.RootTablebase when SyzygyPath is set
+        self.tablebase: RootTablebase | None = None  # when SyzygyPath is set
         self.tb_tables = empty_tablebases()  # our numba WDL prober's tables (probes inside the search)
         self.tb_max_pieces = 0
         self.tb_scratch = make_scratch()
@@ -196,8 +218,7 @@ class Searcher:
 
     def resize_hash(self, megabytes: int) -> None:
         """Replace the transposition table by an empty one of ``megabytes`` MB."""
-        old, self.tt = self.tt, None
-        del old  # free the old table before allocating the new one
+        del self.tt  # free the old table before allocating the new one
         try:
             self.tt = new_table(megabytes)
         except MemoryError:
@@ -458,11 +479,9 @@ class Searcher:
                 data.root_info[ROOT_PV_START] = pv_index
                 guess = previous_scores.get(int(data.root_moves[pv_index]))
 
-                def report_bound(score: int, bound: str) -> None:
-                    self._report_bound(board, depth, pv_index, score, bound, on_info)
-
-                score = self._search_root(sd, data, board, ev, scratch, depth, pv_index, count, guess,
-                                          None if on_info is None else report_bound)
+                report_bound = None if on_info is None else \
+                    functools.partial(self._report_bound, board, depth, pv_index, on_info=on_info)
+                score = self._search_root(sd, data, board, ev, scratch, depth, pv_index, count, guess, report_bound)
                 if self.control[K_STOP]:
                     break
                 pv = self._root_pv(data) or [int(data.root_moves[pv_index])]
@@ -526,8 +545,8 @@ class Searcher:
             alpha, beta = -INFINITE, INFINITE
         while True:
             data.root_scores[pv_index:count] = -INFINITE
-            score = int(search(board.pos, board.tab, self.tt, sd, self.control, ev, self._tb_packed, scratch, alpha, beta,
-                                depth, 0))
+            score = int(search(board.pos, board.tab, self.tt, sd, self.control, ev, self._tb_packed, scratch,
+                               alpha, beta, depth, 0))
             if self.control[K_STOP]:
                 if sd is self.sd and data.pv_len[0] > 0:  # a root move finished above alpha
                     self._partial = self._root_line(data, count)

@@ -113,8 +113,8 @@ Memory and array layout
 Every file is mapped with ``mmap`` and wrapped as a read-only numpy uint8 array
 (kept alive in a module registry).  A namedtuple cannot hold a variable number of
 arrays of different sizes in a numba-cacheable way, so the kernels receive each
-file's *base address and length* and read its bytes through the ``_peek_u8``
-intrinsic; every read is checked against the file length first.
+file's *base address and length* and read its bytes through the ``peek_u8``
+intrinsic (``engine.intrinsics``); every read is checked against the file length first.
 
 ``SyzygyTables`` fields (T tables, S = 8 * T sub-tables, s = 8 * t + 2 * file + side):
 
@@ -145,7 +145,8 @@ from pathlib import Path
 import numpy as np
 
 from engine.defs import KING, PAWN, ST_CASTLING, ST_EP, ST_PLY, ST_SIDE, GAME_STACK, NO_SQUARE, U64_ONE
-from engine.jit import hot_njit, intrinsic, ir, lsb, popcount, types
+from engine.intrinsics import lsb, peek_u8, popcount
+from engine.jit import hot_njit
 from engine.move import EN_PASSANT, move_kind, move_to
 from engine.movegen import GEN_COUNT, GEN_NOISY, generate_moves
 from engine.position import make_move, unmake_move
@@ -343,21 +344,8 @@ _ALL_DIAG = _OFF_DIAG_3 + 4 * 7 * 28
 
 
 # ---------------------------------------------------------------------------
-# Raw memory reads
+# Raw memory reads (``peek_u8``, in ``engine.intrinsics``)
 # ---------------------------------------------------------------------------
-
-@intrinsic
-def _peek_u8(typingctx, address):
-    """Byte at an absolute address (the caller has bounds-checked it)."""
-    if not isinstance(address, types.Integer):
-        return None
-
-    def codegen(context, builder, signature, args):
-        pointer = builder.inttoptr(args[0], ir.IntType(8).as_pointer())
-        return builder.zext(builder.load(pointer), ir.IntType(64))
-
-    return types.int64(address), codegen
-
 
 @hot_njit(inline="always")
 def _read_le(addr, size, offset, nbytes):
@@ -366,7 +354,7 @@ def _read_le(addr, size, offset, nbytes):
         return -1
     value = 0
     for k in range(nbytes - 1, -1, -1):
-        value = (value << 8) | _peek_u8(addr + offset + k)
+        value = (value << 8) | peek_u8(addr + offset + k)
     return value
 
 
@@ -377,7 +365,7 @@ def _read_be32(addr, size, offset):
     for k in range(4):
         byte = np.uint64(0)
         if 0 <= offset + k < size:
-            byte = np.uint64(_peek_u8(addr + offset + k))
+            byte = np.uint64(peek_u8(addr + offset + k))
         value = (value << np.uint64(8)) | byte
     return value
 

@@ -82,10 +82,6 @@ class Limits:
     ponder: bool = False
     searchmoves: list[str] = field(default_factory=list)
 
-    def uses_clock(self) -> bool:
-        """True when the search must stop by itself on time."""
-        return self.movetime is not None or self.wtime is not None or self.btime is not None
-
 
 def sudden_death_reserve(increment: float, overhead: float, starting_clock: float) -> float:
     """Seconds of the clock the plan keeps back when the increment does not pay for a move."""

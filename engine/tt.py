@@ -34,7 +34,8 @@ from collections import namedtuple
 
 import numpy as np
 
-from engine.jit import hot_njit, njit, prefetch
+from engine.intrinsics import prefetch
+from engine.jit import hot_njit, njit
 
 BOUND_NONE, BOUND_UPPER, BOUND_LOWER, BOUND_EXACT = 0, 1, 2, 3
 BUCKET = 4

@@ -20,14 +20,19 @@ import random
 import sys
 import threading
 import time
-from dataclasses import dataclass
 from collections.abc import Callable
-from typing import TextIO
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, TextIO
 
 from engine import ENGINE_AUTHOR, ENGINE_NAME, __version__
-from engine.strength import ELO_MAX, ELO_MIN, SKILL_MAX, level_from_options
+from engine.strength import ELO_MAX, ELO_MIN, SKILL_MAX, StrengthLevel, level_from_options
 
-STARTING_FEN = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
+if TYPE_CHECKING:  # the compiled core loads in the background, after ``uci`` is answered
+    from engine.board import Board
+    from engine.book import OpeningBook
+    from engine.searcher import Searcher, SearchInfo, SearchStats
+    from engine.timeman import Limits
+
 MATE = 32000                  # engine.tt.MATE (a test checks): mate in n plies scores MATE - n ...
 MATE_IN_MAX_PLY = MATE - 256  # ... and scores beyond this are mates
 WDL_SCALE = 90.0     # centipawns per unit of the logistic win-probability model
@@ -54,7 +59,7 @@ def format_score(score: int) -> str:
     return f"cp {score}"
 
 
-def format_info(info, show_wdl: bool = False) -> str:
+def format_info(info: SearchInfo, show_wdl: bool = False) -> str:
     """The UCI ``info`` line of an ``engine.searcher.SearchInfo``."""
     if info.depth == 0:  # no legal move: mated or stalemated
         return f"info depth 0 score {format_score(info.score)}"
@@ -66,7 +71,7 @@ def format_info(info, show_wdl: bool = False) -> str:
             f"hashfull {info.hashfull} tbhits {info.tbhits} time {int(info.seconds * 1000)} pv {' '.join(info.pv)}")
 
 
-def format_search_stats(stats) -> str:
+def format_search_stats(stats: SearchStats) -> str:
     """The students' ``info string`` after a search: effective branching factor and first-move cutoffs."""
     nodes = [n for n in stats.iteration_nodes if n > 0]
     ebf = f"{nodes[-1] / nodes[-2]:.2f}" if len(nodes) >= 2 else "n/a"
@@ -136,16 +141,19 @@ def parse_int(token: str, name: str, low: int, high: int) -> int:
     return max(low, min(high, value))
 
 
+OptionValue = bool | int | str | None  # check, spin, string; None for a button
+
+
 @dataclass
 class Option:
     """One UCI option as ``uci`` lists it; ``value`` holds the current setting."""
 
     name: str
     kind: str  # check, spin, button, string
-    default: object = None
+    default: OptionValue = None
     low: int = 0
     high: int = 0
-    value: object = None
+    value: OptionValue = None
 
     def declaration(self) -> str:
         """The ``option name ...`` line."""
@@ -158,7 +166,7 @@ class Option:
             text += f" default {self.default if self.default not in (None, '') else '<empty>'}"
         return text
 
-    def parse(self, text: str) -> object:
+    def parse(self, text: str) -> OptionValue:
         """The value ``text`` sets, or UciError when it does not fit the option."""
         if self.kind == "check":
             if text.lower() not in ("true", "false"):
@@ -242,6 +250,15 @@ INFORMATIONAL_OPTIONS = frozenset({"ponder", "uci_opponent", "uci_analysemode"})
 STRENGTH_OPTIONS = frozenset({"uci_limitstrength", "uci_elo", "skill level"})
 
 
+@dataclass
+class GoArgs:
+    """The tokens of one ``go`` command."""
+
+    numbers: dict[str, int] = field(default_factory=dict)  # wtime, btime, ..., depth, nodes, perft
+    flags: set[str] = field(default_factory=set)           # infinite, ponder
+    searchmoves: list[str] = field(default_factory=list)
+
+
 class UciEngine:
     """State and command handlers of one UCI session."""
 
@@ -250,7 +267,7 @@ class UciEngine:
         self.core = CoreLoader()
         self.chess960 = False
         self.debug = False
-        self._board = None  # engine.board.Board once the core is loaded
+        self._board: Board | None = None  # once the core is loaded
         # What the last ``position`` set up: (FEN, Chess960) and its move list.  A GUI
         # resends the whole game every move; a list that extends the last one only
         # plays the new moves (replaying 180 moves took some 11 ms, more than 1+0.01's increment).
@@ -259,12 +276,12 @@ class UciEngine:
         self.options = {option.name.lower(): option for option in default_options()}
         for option in self.options.values():
             option.value = option.default
-        self._searcher = None  # engine.searcher.Searcher, created on first use
+        self._searcher: Searcher | None = None  # created on first use
         self._search_thread: threading.Thread | None = None
         self._release = threading.Event()  # lets a finished infinite/ponder search report
-        self._limits = None
+        self._limits: Limits | None = None
         self.line_arrived = time.perf_counter()  # arrival time of the line being handled
-        self._book = None  # engine.book.OpeningBook once loaded
+        self._book: OpeningBook | None = None  # once loaded
         self._book_loaded = False
         self._book_rng = random.Random()
         self._eval_file_in_use = "<default>"  # the EvalFile whose weights the searcher has
@@ -287,7 +304,7 @@ class UciEngine:
     # -- helpers -----------------------------------------------------------
 
     @property
-    def board(self):
+    def board(self) -> Board:
         """The current position (loads the core on first use)."""
         if self._board is None:
             self.core.wait()
@@ -295,6 +312,20 @@ class UciEngine:
 
             self._board = Board(chess960=self.chess960)
         return self._board
+
+    def spin(self, name: str) -> int:
+        """The value of the spin option ``name`` (lower case)."""
+        value = self.options[name].value
+        assert isinstance(value, int), (name, value)
+        return value
+
+    def check(self, name: str) -> bool:
+        """The value of the check option ``name`` (lower case)."""
+        return bool(self.options[name].value)
+
+    def text(self, name: str) -> str:
+        """The value of the string option ``name`` (lower case)."""
+        return str(self.options[name].value)
 
     def handle(self, line: str) -> bool:
         """Run one input line; False when the session should end."""
@@ -360,7 +391,7 @@ class UciEngine:
             self.wait_for_search()
         self.apply_option(option, new_value)
 
-    def apply_option(self, option: Option, value: object) -> None:
+    def apply_option(self, option: Option, value: OptionValue) -> None:
         """Store an option's new value and act on it."""
         key = option.name.lower()
         if option.kind != "button":
@@ -370,19 +401,19 @@ class UciEngine:
             if self._board is not None:
                 self._board.chess960 = self.chess960
         elif key == "threads" and self._searcher is not None:
-            self._searcher.set_threads(int(value))
+            self._searcher.set_threads(self.spin(key))
         elif key == "hash" and self._searcher is not None:
-            self._searcher.resize_hash(int(value))
+            self._searcher.resize_hash(self.spin(key))
         elif key == "clear hash" and self._searcher is not None:
             self._searcher.clear_hash()
         elif key == "multipv" and self._searcher is not None:
-            self._searcher.multipv = int(value)
+            self._searcher.multipv = self.spin(key)
         elif key == "move overhead" and self._searcher is not None:
-            self._searcher.move_overhead = int(value) / 1000
+            self._searcher.move_overhead = self.spin(key) / 1000
         elif key == "bookfile":
             self._book = None
             self._book_loaded = False
-            if self.options["ownbook"].value:
+            if self.check("ownbook"):
                 self.load_book()
         elif key == "evalfile":  # checked now, so that a bad file is named at once
             if self._searcher is None:
@@ -400,33 +431,34 @@ class UciEngine:
 
     def load_tablebases(self) -> None:
         """Have the searcher open the SyzygyPath folders; problems and the result go out as info strings."""
-        for message in self.searcher.load_tablebases(str(self.options["syzygypath"].value)):
+        for message in self.searcher.load_tablebases(self.text("syzygypath")):
             self.out.info(message)
 
-    def _configure_tablebases(self, searcher) -> None:
+    def _configure_tablebases(self, searcher: Searcher) -> None:
         """Hand the Syzygy options to the searcher (which owns the tables)."""
-        searcher.tb_probe_limit = int(self.options["syzygyprobelimit"].value)
-        searcher.tb_probe_depth = int(self.options["syzygyprobedepth"].value)
-        searcher.tb_rule50 = bool(self.options["syzygy50moverule"].value)
+        searcher.tb_probe_limit = self.spin("syzygyprobelimit")
+        searcher.tb_probe_depth = self.spin("syzygyprobedepth")
+        searcher.tb_rule50 = self.check("syzygy50moverule")
 
     @property
-    def searcher(self):
+    def searcher(self) -> Searcher:
         """The searcher (created on first use, with the current options)."""
         if self._searcher is None:
             self.core.wait()
             from engine.searcher import Searcher
 
-            self._searcher = Searcher(hash_mb=int(self.options["hash"].value))
-            self._searcher.multipv = int(self.options["multipv"].value)
-            self._searcher.set_threads(int(self.options["threads"].value))
-            self._searcher.move_overhead = int(self.options["move overhead"].value) / 1000
-            self._searcher.strength = self.strength_level()
-            self._configure_tablebases(self._searcher)
-            if self.options["evalfile"].value not in ("", "<default>"):
-                self.load_eval_file(self._searcher)
+            searcher = Searcher(hash_mb=self.spin("hash"))
+            searcher.multipv = self.spin("multipv")
+            searcher.set_threads(self.spin("threads"))
+            searcher.move_overhead = self.spin("move overhead") / 1000
+            searcher.strength = self.strength_level()
+            self._configure_tablebases(searcher)
+            self._searcher = searcher
+            if self.text("evalfile") not in ("", "<default>"):
+                self.load_eval_file(searcher)
         return self._searcher
 
-    def load_eval_file(self, searcher) -> None:
+    def load_eval_file(self, searcher: Searcher) -> None:
         """Hand the searcher the EvalFile's weights; a bad file gets an info string and changes nothing."""
         from pathlib import Path
 
@@ -435,14 +467,16 @@ class UciEngine:
         option = self.options["evalfile"]
         name = str(option.value)
         path = WEIGHTS_FILE if name in ("", "<default>") else Path(name).expanduser()
+        weights = None
         try:
             problem = weights_file_problem(path.read_text(), TERM_NAMES)
-            weights = None if problem else load_weights(path)
+            if problem is None:
+                weights = load_weights(path)
         except OSError as exc:
             problem = f"cannot be read ({exc.strerror or exc})"
         except UnicodeDecodeError:
             problem = "is not a text file"
-        if problem:
+        if weights is None:
             kept = self._eval_file_in_use
             kept = "the shipped weights" if kept in ("", "<default>") else f"the weights of {kept}"
             self.out.info(f"EvalFile {name}: {problem}; the evaluation keeps {kept}")
@@ -452,14 +486,14 @@ class UciEngine:
         self._eval_file_in_use = name
         self.out.info(f"EvalFile {path}: {len(TERM_NAMES)} evaluation weights loaded")
 
-    def load_book(self):
+    def load_book(self) -> OpeningBook | None:
         """Open the BookFile (once); a bad file gets one info string and no book."""
         if self._book_loaded:
             return self._book
         self._book_loaded = True
         from engine.book import BookError, OpeningBook, default_book_path
 
-        name = str(self.options["bookfile"].value)
+        name = self.text("bookfile")
         path = default_book_path() if name in ("", "<default>") else name
         if path is None:
             self.out.info("no opening book found (the shipped books/numbat.bin is missing); playing without a book")
@@ -475,18 +509,17 @@ class UciEngine:
         """' ponder Y' with the heaviest book reply to ``move``, or '' when the book ends there."""
         after = self.board.copy()
         after.push(move)
-        replies = self._book.moves(after) if self._book is not None else []
+        replies: list[tuple[int, int]] = self._book.moves(after) if self._book is not None else []
         if not replies:
             return ""
         reply = max(replies, key=lambda e: e[1])[0]
         return f" ponder {after.move_to_uci(reply)}"
 
-    def strength_level(self):
+    def strength_level(self) -> StrengthLevel | None:
         """The weakened level the strength options ask for (``engine.strength``), or None."""
-        return level_from_options(bool(self.options["uci_limitstrength"].value), int(self.options["uci_elo"].value),
-                                  int(self.options["skill level"].value))
+        return level_from_options(self.check("uci_limitstrength"), self.spin("uci_elo"), self.spin("skill level"))
 
-    def book_move(self, limits) -> int:
+    def book_move(self, limits: Limits) -> int:
         """A move from the book for ``go``, or 0.
 
         The book plays only in games: a ``go`` with a game clock (``wtime``/``btime``) or a
@@ -496,14 +529,13 @@ class UciEngine:
         """
         in_game = limits.wtime is not None or limits.btime is not None or limits.movetime is not None
         analysis = (limits.depth or limits.nodes or limits.mate or limits.infinite or limits.ponder
-                    or limits.searchmoves or int(self.options["multipv"].value) > 1
-                    or self.options["uci_analysemode"].value)
-        if not self.options["ownbook"].value or not in_game or analysis:
+                    or limits.searchmoves or self.spin("multipv") > 1 or self.check("uci_analysemode"))
+        if not self.check("ownbook") or not in_game or analysis:
             return 0
         book = self.load_book()
         if book is None:
             return 0
-        return book.choose(self.board, self._book_rng, bool(self.options["book best move"].value))
+        return book.choose(self.board, self._book_rng, self.check("book best move"))
 
     def searching(self) -> bool:
         """True while a search thread runs."""
@@ -524,7 +556,7 @@ class UciEngine:
 
     def cmd_position(self, args: list[str]) -> None:
         """``position startpos|fen <fen> [moves <m1> ...]``."""
-        from engine.board import Board, FenError, IllegalMoveError
+        from engine.board import STARTING_FEN, Board, FenError, IllegalMoveError
 
         if not args:
             raise UciError("usage: position startpos|fen <fen> [moves ...]")
@@ -563,7 +595,7 @@ class UciEngine:
                 ) from None
         self._set_position(board, setup_key, moves)
 
-    def _set_position(self, board: "Board", setup_key: tuple[str, bool], moves: list[str]) -> None:
+    def _set_position(self, board: Board, setup_key: tuple[str, bool], moves: list[str]) -> None:
         """Make ``board`` the current position, remembering how it was set up."""
         self._board = board
         self._position_setup = setup_key
@@ -575,20 +607,20 @@ class UciEngine:
     GO_LOWEST = {"wtime": 0, "btime": 0, "winc": 0, "binc": 0, "movetime": 0, "movestogo": 0, "depth": 1,
                  "nodes": 1, "mate": 1}
 
-    def parse_go(self, args: list[str]) -> dict[str, object]:
-        """Tokens of ``go`` as a dict; UciError on anything malformed."""
-        parsed: dict[str, object] = {}
+    def parse_go(self, args: list[str]) -> GoArgs:
+        """The tokens of ``go``; UciError on anything malformed."""
+        parsed = GoArgs()
         i = 0
         while i < len(args):
             token = args[i]
             if token in self.GO_FLAG_TOKENS:
-                parsed[token] = True
+                parsed.flags.add(token)
                 i += 1
             elif token in self.GO_INT_TOKENS:
                 if i + 1 >= len(args):
                     raise UciError(f"go {token} needs a number")
                 try:
-                    parsed[token] = int(args[i + 1])
+                    parsed.numbers[token] = int(args[i + 1])
                 except ValueError:
                     raise UciError(f"go {token} needs an integer, got {args[i + 1]!r}") from None
                 i += 2
@@ -598,7 +630,7 @@ class UciEngine:
                 while i < len(args) and args[i] not in self.GO_INT_TOKENS | self.GO_FLAG_TOKENS:
                     moves.append(args[i])
                     i += 1
-                parsed["searchmoves"] = moves
+                parsed.searchmoves = moves
             else:
                 raise UciError(f"unknown go token {token!r}")
         return parsed
@@ -606,17 +638,17 @@ class UciEngine:
     def cmd_go(self, args: list[str]) -> None:
         """``go`` with any UCI limits, or ``go perft N``."""
         parsed = self.parse_go(args)
-        if "perft" in parsed:
+        if "perft" in parsed.numbers:
             self.wait_for_search()
-            self.run_perft(max(1, min(int(parsed["perft"]), 20)))
+            self.run_perft(max(1, min(parsed.numbers["perft"], 20)))
             return
         from engine.timeman import Limits
 
         if self.searching():
             raise UciError("a search is running; send stop first")
-        for text in parsed.get("searchmoves", []):
+        for text in parsed.searchmoves:
             try:
-                self.board.parse_uci(str(text))
+                self.board.parse_uci(text)
             except ValueError:
                 raise UciError(f"searchmoves: {text!r} is not a legal move here") from None
 
@@ -624,8 +656,8 @@ class UciEngine:
         # the value clamped to the nearest meaningful one and said so.
         numbers: dict[str, int] = {}
         for name, low in self.GO_LOWEST.items():
-            if name in parsed:
-                value = int(parsed[name])
+            if name in parsed.numbers:
+                value = parsed.numbers[name]
                 if value < low:
                     self.out.info(f"warning: go {name} {value} is out of range; using {low}")
                 numbers[name] = max(value, low)
@@ -639,8 +671,8 @@ class UciEngine:
             movestogo=numbers.get("movestogo") or None,  # 0: none
             movetime=seconds("movetime"),
             depth=numbers.get("depth"), nodes=numbers.get("nodes"), mate=numbers.get("mate"),
-            infinite=bool(parsed.get("infinite")), ponder=bool(parsed.get("ponder")),
-            searchmoves=[str(m) for m in parsed.get("searchmoves", [])],
+            infinite="infinite" in parsed.flags, ponder="ponder" in parsed.flags,
+            searchmoves=list(parsed.searchmoves),
         )
         received = time.perf_counter()  # the clock runs from here, as in Stockfish
         move = self.book_move(limits)
@@ -656,10 +688,10 @@ class UciEngine:
                                                name="numbat-search", daemon=True)
         self._search_thread.start()
 
-    def _search_and_report(self, searcher, board, limits, received: float) -> None:
+    def _search_and_report(self, searcher: Searcher, board: Board, limits: Limits, received: float) -> None:
         """Search thread: think, wait if the GUI must release the result, print bestmove."""
         try:
-            show_wdl = bool(self.options["uci_showwdl"].value)
+            show_wdl = self.check("uci_showwdl")
             best, ponder = searcher.think(board, limits, lambda info: self.out.send(format_info(info, show_wdl)),
                                           start=received)
         except Exception as exc:  # a crash must still answer bestmove
@@ -679,7 +711,7 @@ class UciEngine:
             self.out.send(f"bestmove {board.move_to_uci(best)}")
 
     @staticmethod
-    def _ponder_text(board, best: int, ponder: int) -> str:
+    def _ponder_text(board: Board, best: int, ponder: int) -> str:
         """UCI text of the ponder move, written in the position after ``best``."""
         board.push(best)
         try:

@@ -40,9 +40,10 @@ def warm_up() -> float:
     """Compile (or load) every kernel; return the seconds it took."""
     start = time.perf_counter()
     from engine.board import Board
+    from engine.fen import KIWIPETE
     from engine.perft import divide, perft
 
-    board = Board("r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1")
+    board = Board(KIWIPETE)
     perft(board, 2)
     divide(board, 2)
     board.noisy_moves()
@@ -60,6 +61,11 @@ def warm_up() -> float:
 
     searcher = Searcher(hash_mb=1)
     searcher.think(board, Limits(depth=3), lambda line: None)
+    # The ponder move of a one-move PV comes from the TT (a search this deep rarely needs it).
+    from engine.defs import ST_PLY
+    from engine.search import tt_move_of
+
+    tt_move_of(searcher.tt, board.pos.keys[board.pos.state[ST_PLY]])
     searcher.new_game()
     minimax(board.pos, board.tab, searcher.ev, np.zeros((8, 256), dtype=np.int32), np.zeros(1, dtype=np.int64), 1, 0)
 

@@ -23,8 +23,6 @@ DATA = REPO / "tests" / "data"
 PERFT_DIR = DATA / "perft"
 SYZYGY_DIR = DATA / "syzygy" / "regular"  # every 3-4-man WDL table; DTZ for the 3-man ones
 
-KIWIPETE = "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1"
-
 
 def snapshot(pos) -> dict[str, np.ndarray]:
     """A copy of every array of a Position, by field name."""

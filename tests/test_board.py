@@ -8,9 +8,9 @@ import chess
 import chess.polyglot
 import pytest
 
-from conftest import KIWIPETE, assert_restored, snapshot
+from conftest import assert_restored, snapshot
 from engine.board import Board, IllegalMoveError
-from engine.fen import STARTING_FEN
+from engine.fen import KIWIPETE, STARTING_FEN
 
 # Both sides can castle both ways.
 CASTLE_FEN = "r3k2r/pppppppp/8/8/8/8/PPPPPPPP/R3K2R w KQkq - 0 1"

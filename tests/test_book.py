@@ -12,6 +12,7 @@ import chess.polyglot
 
 from engine.book import OpeningBook, default_book_path
 from engine.board import Board
+from engine.fen import KIWIPETE
 from engine.tools.book_audit import book_positions
 from engine.tools.book_builder import main as build_book
 
@@ -60,7 +61,7 @@ def run(script: str) -> list[str]:
 
 def test_in_book_go_answers_a_book_move_at_once_and_out_of_book_searches() -> None:
     lines = run("position startpos\ngo wtime 60000 btime 60000\n"
-                "position fen r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1\ngo depth 3\nquit\n")
+                f"position fen {KIWIPETE}\ngo depth 3\nquit\n")
     best = [line for line in lines if line.startswith("bestmove")]
     first_move = best[0].split()[1]
     with chess.polyglot.open_reader(SHIPPED) as reader:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import os
 import subprocess
 import sys
@@ -45,12 +46,60 @@ def test_second_process_compiles_nothing() -> None:
     assert elapsed < 3.0, f"warm start took {elapsed:.2f} s"
 
 
+KERNEL_DECORATORS = {"njit", "hot_njit", "jit", "intrinsic", "overload", "overload_method", "register_jitable",
+                     "vectorize", "guvectorize", "cfunc", "jitclass", "generated_jit", "stencil"}
+
+
+def decorator_names(node: ast.AST) -> set[str]:
+    """The names of the decorators of a function or class (``njit`` for ``@njit(inline="always")`` too)."""
+    names = set()
+    for decorator in getattr(node, "decorator_list", []):
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        names.add(target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", ""))
+    return names
+
+
 def test_modules_left_out_of_the_cache_key_define_no_kernels() -> None:
+    """What numba compiles must be in the hash: a pure-Python module compiles nothing when
+    imported, decorates nothing as a kernel, and calls no numba decorator."""
+    import importlib
+
+    import numba
+
     from engine.jit import PACKAGE_DIR, PYTHON_ONLY_MODULES
 
-    for name in PYTHON_ONLY_MODULES:
-        text = (PACKAGE_DIR / name).read_text()
-        assert "njit" not in text, name
+    for name in sorted(PYTHON_ONLY_MODULES):
+        tree = ast.parse((PACKAGE_DIR / name).read_text())
+        for node in ast.walk(tree):
+            assert not decorator_names(node) & KERNEL_DECORATORS, f"{name}:{getattr(node, 'lineno', '?')}"
+            if isinstance(node, ast.Call):
+                called = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+                assert called not in KERNEL_DECORATORS, f"{name}:{node.lineno} calls {called}"
+        if name == "__main__.py":
+            continue  # importing it runs the command line
+        module_name = "engine" if name == "__init__.py" else f"engine.{name[:-3]}"
+        module = importlib.import_module(module_name)
+        for attribute, value in vars(module).items():
+            if isinstance(value, numba.core.dispatcher.Dispatcher):
+                assert value.py_func.__module__ != module_name, f"{module_name}.{attribute} is a kernel"
+
+
+def test_kernels_read_no_name_from_modules_left_out_of_the_cache_key() -> None:
+    """A kernel freezes the globals it reads into its machine code: a constant it read from a
+    module outside the hash would stay stale in the cache after an edit."""
+    from engine.jit import PACKAGE_DIR, PYTHON_ONLY_MODULES
+
+    unhashed = {"engine" if name == "__init__.py" else f"engine.{name[:-3]}" for name in PYTHON_ONLY_MODULES}
+    for path in sorted(PACKAGE_DIR.glob("*.py")):
+        if path.name in PYTHON_ONLY_MODULES:
+            continue
+        tree = ast.parse(path.read_text())
+        imported = {alias.asname or alias.name for node in tree.body if isinstance(node, ast.ImportFrom)
+                    and node.module in unhashed for alias in node.names}
+        for function in ast.walk(tree):
+            if isinstance(function, ast.FunctionDef) and decorator_names(function) & KERNEL_DECORATORS:
+                read = {node.id for node in ast.walk(function) if isinstance(node, ast.Name)}
+                assert not read & imported, f"{path.name}: {function.name} reads {read & imported}"
 
 
 def test_engine_start_loads_cached_kernels_without_numba_compiler_setup() -> None:
@@ -161,3 +210,118 @@ def test_compiling_a_recursive_kernel_types_and_inlines_each_function_once(tmp_p
     assert patched[0] == plain[0]              # the same root value
     assert int(plain[1]) >= 3 and patched[1] == "1"  # partial typing once, not once per recursive call
     assert int(plain[2]) > int(patched[2]) == 2     # each inlined function's IR made once
+
+
+def test_inlined_ir_is_shared_only_between_callers_compiled_alike(tmp_path: Path) -> None:
+    """The untyped IR of an inlined callee depends on its caller's flags (and locals): the
+    patched inliner makes it once per callee and caller state, not once per callee."""
+    (tmp_path / "inlining_kernels.py").write_text(textwrap.dedent(
+        """
+        from numba import njit
+
+        @njit(inline="always")
+        def twice(n):
+            return 2 * n
+
+        @njit(cache=True)
+        def plus_one(n):
+            return twice(n) + 1
+
+        @njit(cache=True)
+        def plus_two(n):  # compiled as plus_one is: shares twice's IR
+            return twice(n) + 2
+
+        @njit(cache=True, _nrt=False)
+        def plus_three(n):  # other flags: twice's IR made again
+            return twice(n) + 3
+        """
+    ))
+    code = textwrap.dedent(
+        """
+        import sys
+        from numba.core.inline_closurecall import InlineWorker
+        counts = [0]
+        untyped = InlineWorker.run_untyped_passes
+        def counted_untyped(self, *args, **kwargs):
+            counts[0] += 1
+            return untyped(self, *args, **kwargs)
+        InlineWorker.run_untyped_passes = counted_untyped
+        if sys.argv[1] == "engine":
+            import engine.jit
+        import inlining_kernels as k
+        print(k.plus_one(5), k.plus_two(5), k.plus_three(5), counts[0])
+        """
+    )
+
+    def run(which: str) -> list[str]:
+        env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / which), "PYTHONPATH": str(tmp_path)}
+        return subprocess.run([sys.executable, "-c", code, which], cwd=REPO, env=env, capture_output=True, text=True,
+                              check=True).stdout.split()
+
+    assert run("numba") == ["11", "12", "13", "3"]
+    assert run("engine") == ["11", "12", "13", "2"]
+
+
+def test_numba_patches_apply_only_to_verified_numba_and_can_be_switched_off() -> None:
+    from engine.numba_patches import VERIFIED_NUMBA_VERSIONS, decide
+
+    for version in VERIFIED_NUMBA_VERSIONS:
+        assert decide(version, None) == (True, None)
+        assert decide(version, "1") == (True, None)
+        for off in ("0", "false", "OFF", " no "):
+            assert decide(version, off) == (False, None)
+    apply, warning = decide("0.1.0", None)
+    assert not apply and warning is not None and "numba 0.1.0" in warning
+    assert decide("0.1.0", "0") == (False, None)  # switched off: no warning either
+
+    code = textwrap.dedent(
+        """
+        import sys, warnings
+        import numba
+        from numba.core.caching import Cache
+        plain = Cache.load_overload
+        if sys.argv[1] != "-":
+            numba.__version__ = sys.argv[1]
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            import engine.jit
+            import engine.intrinsics
+        from engine import numba_patches
+        print(numba_patches.installed(), Cache.load_overload is plain, len(caught))
+        """
+    )
+
+    def run(version: str, switch: str | None) -> list[str]:
+        env = {key: value for key, value in os.environ.items() if key != "NUMBAT_NUMBA_PATCHES"}
+        if switch is not None:
+            env["NUMBAT_NUMBA_PATCHES"] = switch
+        return subprocess.run([sys.executable, "-c", code, version], cwd=REPO, env=env, capture_output=True,
+                              text=True, check=True).stdout.split()
+
+    assert run("-", None) == ["True", "False", "0"]
+    assert run("0.1.0", None) == ["False", "True", "1"]  # plain numba, one warning
+    assert run("-", "0") == ["False", "True", "0"]
+
+
+def test_engine_compiles_and_runs_without_the_numba_patches(tmp_path: Path) -> None:
+    """NUMBAT_NUMBA_PATCHES=0: plain numba compiles the move generator into an empty cache,
+    perft counts right, and a second process loads it from that cache."""
+    code = textwrap.dedent(
+        """
+        from engine.board import Board
+        from engine.fen import KIWIPETE
+        from engine.perft import perft, perft_kernel
+        from numba.core.caching import Cache
+        from numba.core.inline_closurecall import InlineWorker
+        from numba.core.typeinfer import TypeInferer
+        patched = [f.__module__ for f in (Cache.load_overload, InlineWorker.inline_function, TypeInferer.unify)
+                   if f.__module__.startswith("engine")]
+        counts = perft(Board(), 3), perft(Board(KIWIPETE), 3)
+        stats = perft_kernel.stats
+        print(*counts, sum(stats.cache_hits.values()), sum(stats.cache_misses.values()), len(patched))
+        """
+    )
+    env = {**os.environ, "NUMBAT_NUMBA_PATCHES": "0", "NUMBAT_CACHE_DIR": str(tmp_path / "cache")}
+    runs = [subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True,
+                           check=True).stdout.split() for _ in range(2)]
+    assert runs == [["8902", "97862", "0", "1", "0"], ["8902", "97862", "1", "0", "0"]]

@@ -8,9 +8,8 @@ import chess
 import chess.polyglot
 import pytest
 
-from conftest import KIWIPETE
 from engine.board import Board
-from engine.fen import STARTING_FEN, FenError, parse_fen
+from engine.fen import KIWIPETE, STARTING_FEN, FenError, parse_fen
 from engine.bitboards import tables
 from engine.perft import perft
 

@@ -33,8 +33,9 @@ import chess
 import chess.polyglot
 import pytest
 
-from conftest import KIWIPETE, assert_restored, snapshot
+from conftest import assert_restored, snapshot
 from engine.board import Board
+from engine.fen import KIWIPETE
 from engine.position import compute_key
 
 TRICKY_STANDARD = [

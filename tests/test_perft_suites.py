@@ -19,6 +19,7 @@ import pytest
 
 from conftest import PERFT_DIR
 from engine.board import Board
+from engine.fen import STARTING_FEN
 from engine.perft import perft
 from engine.tools.perft_suite import (
     PerftCase, deepest_under, load_file, parse_epd_line, parse_epd_text, parse_perft_text, sample_cases,
@@ -113,7 +114,7 @@ def test_marcel_every_position_at_depth_2() -> None:
 
 
 def test_parse_epd_line_formats() -> None:
-    fen = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
+    fen = STARTING_FEN
     assert parse_epd_line(f"{fen} ;D1 20 ;D2 400") == (fen, ((1, 20), (2, 400)))
     assert parse_epd_line(f"{fen}; D1 20; D2 400") == (fen, ((1, 20), (2, 400)))
     assert parse_epd_line(fen.replace(" - ", " -  ") + ";  D4   197281 ") == (fen, ((4, 197281),))

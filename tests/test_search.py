@@ -22,7 +22,7 @@ from engine.moveorder import (
     SCORE_BAD_CAPTURE, SCORE_GOOD_CAPTURE, SCORE_TT, SCORE_UNDERPROMOTION, key_score, order_key, pick_next,
 )
 from engine.search import (
-    C_NODES, CONFIG_SIZE, INFINITE, ROOT_COUNT, ROOT_PV_START, new_search_data, search,
+    C_NODES, CONFIG_SIZE, INFINITE, ROOT_COUNT, ROOT_PV_START, new_control, new_search_data, search,
 )
 from engine.searcher import ASPIRATION_DELTA, Searcher, widen_window
 from engine.timeman import node_share_factor
@@ -45,7 +45,7 @@ def alpha_beta_root(board: Board, depth: int) -> tuple[int, int]:
     sd.root_moves[: len(moves)] = moves
     sd.root_info[ROOT_COUNT] = len(moves)
     sd.root_info[ROOT_PV_START] = 0
-    control = np.zeros(4, dtype=np.int64)
+    control = new_control()
     tablebases = pack_tablebases(empty_tablebases())
     score = search(board.pos, board.tab, new_table(1), sd, control, make_evaluator(), tablebases, make_scratch(),
                    -INFINITE, INFINITE, depth, 0)
@@ -89,7 +89,7 @@ def test_quiescence_tries_quiet_checks_on_its_first_ply_only() -> None:
     board = Board("6k1/5ppp/8/8/8/1n6/P4PPP/3R2K1 w - - 0 1")
 
     def quiescence(depth: int) -> int:
-        control = np.zeros(4, dtype=np.int64)
+        control = new_control()
         score = search(board.pos, board.tab, new_table(1), new_search_data(), control, make_evaluator(),
                        pack_tablebases(empty_tablebases()), make_scratch(), -INFINITE, INFINITE, depth, 1)
         return int(score)

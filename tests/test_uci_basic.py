@@ -10,6 +10,8 @@ from pathlib import Path
 
 import chess
 
+from engine.fen import KIWIPETE
+
 REPO = Path(__file__).resolve().parents[1]
 ENGINE = [sys.executable, str(REPO / "run_engine.py")]
 
@@ -42,7 +44,7 @@ def test_uciok_before_numba_is_loaded() -> None:
 
 
 def test_go_perft_prints_stockfish_divide_format() -> None:
-    lines = run_session("position fen r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1\n"
+    lines = run_session(f"position fen {KIWIPETE}\n"
                         "go perft 3\nquit\n")
     blank = lines.index("")
     divide = dict(line.split(": ") for line in lines[:blank])

@@ -6,9 +6,11 @@ Every test fails if python-chess logs a warning or error about our output.
 from __future__ import annotations
 
 import logging
+import queue
 import random
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +18,9 @@ from pathlib import Path
 import chess
 import chess.engine
 import pytest
+
+from conftest import SYZYGY_DIR
+from engine.fen import KIWIPETE
 
 REPO = Path(__file__).resolve().parents[1]
 ENGINE = [sys.executable, str(REPO / "run_engine.py")]
@@ -41,20 +46,102 @@ def test_identity_and_options(engine: chess.engine.SimpleEngine) -> None:
     assert engine.options["Hash"].max >= 4096
 
 
-def test_every_option_can_be_set(engine: chess.engine.SimpleEngine) -> None:
-    for name, option in engine.options.items():
-        if option.is_managed():
-            continue
-        if option.type == "button":
-            engine.configure({name: None})
-        elif option.type == "check":
-            engine.configure({name: not option.default})
-        elif option.type == "spin":
-            engine.configure({name: min(option.max, max(option.min, (option.default or 0) + 1))})
-        elif option.type == "string":
-            engine.configure({name: option.default})
-    result = engine.play(chess.Board(), chess.engine.Limit(depth=4))
-    assert result.move in chess.Board().legal_moves
+# A value other than the default for each option, chosen so that its effect can be seen
+# where one can be (options the engine adds later get a generic non-default value).
+OPTION_VALUES = {
+    "Threads": "2", "Hash": "8", "MultiPV": "2", "Move Overhead": "50", "Ponder": "true",
+    "UCI_Chess960": "true", "UCI_ShowWDL": "true", "OwnBook": "false", "Book Best Move": "true",
+    "BookFile": str(REPO / "books" / "numbat.bin"), "EvalFile": str(REPO / "engine" / "weights_start.txt"),
+    "SyzygyPath": str(SYZYGY_DIR), "SyzygyProbeDepth": "2", "Syzygy50MoveRule": "false", "SyzygyProbeLimit": "5",
+    "UCI_LimitStrength": "true", "UCI_Elo": "1800", "Skill Level": "10", "UCI_AnalyseMode": "true",
+    "UCI_Opponent": "GM 2800 human Magnus Carlsen",
+}
+
+
+def declared_options(lines: list[str]) -> dict[str, tuple[str, dict[str, str]]]:
+    """(type, {default/min/max: value}) of each ``option name ... type ...`` line, by name."""
+    options = {}
+    for line in lines:
+        if line.startswith("option name "):
+            name, rest = line[len("option name "):].split(" type ", 1)
+            kind, *fields = rest.split()
+            options[name] = (kind, dict(zip(fields[::2], fields[1::2])))
+    return options
+
+
+def setoption_line(name: str, kind: str, fields: dict[str, str]) -> str:
+    """``setoption`` with OPTION_VALUES' value, or else a value other than the default."""
+    if kind == "button":
+        return f"setoption name {name}"
+    value = OPTION_VALUES.get(name)
+    if value is None:
+        if kind == "check":
+            value = "false" if fields["default"] == "true" else "true"
+        elif kind == "spin":
+            default, high = int(fields["default"]), int(fields["max"])
+            value = str(default + 1 if default < high else default - 1)
+        else:
+            value = fields["default"]
+    return f"setoption name {name} value {value}"
+
+
+def converse(steps: list[tuple[list[str], str]], timeout: float = 120.0) -> list[str]:
+    """Run the engine over a raw pipe: send each step's lines, then read its output up to
+    a line starting with the step's marker (``bestmove``, ``readyok``) before going on, as a
+    GUI waits; return every line it wrote."""
+    proc = subprocess.Popen(ENGINE, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    assert proc.stdin is not None and proc.stdout is not None
+    output: queue.Queue[str | None] = queue.Queue()
+    reader = threading.Thread(target=lambda: [*map(output.put, proc.stdout), output.put(None)], daemon=True)
+    reader.start()
+    lines: list[str] = []
+    try:
+        for sent, marker in steps:
+            proc.stdin.write("".join(line + "\n" for line in sent))
+            proc.stdin.flush()
+            start = len(lines)
+            while len(lines) == start or not lines[-1].startswith(marker):
+                line = output.get(timeout=timeout)
+                assert line is not None, f"the engine ended before {marker!r}: {lines[-5:]}"
+                lines.append(line.rstrip("\n"))
+        proc.stdin.write("quit\n")
+        proc.stdin.flush()
+        assert proc.wait(timeout=timeout) == 0
+    finally:
+        proc.kill()
+        stderr = proc.stderr.read() if proc.stderr is not None else ""
+    assert "Traceback" not in stderr, stderr[-2000:]
+    return lines
+
+
+def test_every_option_is_accepted_and_takes_effect() -> None:
+    """Every option the engine declares, set over a raw pipe: not one error line, and the
+    effects that show in the output (Chess960 castling, MultiPV, WDL, EvalFile, SyzygyPath,
+    OwnBook) are there."""
+    options = declared_options(converse([(["uci"], "uciok")]))
+    assert set(OPTION_VALUES) <= set(options), set(OPTION_VALUES) - set(options)
+    settings = [setoption_line(name, *declaration) for name, declaration in options.items()]
+    full_strength = ["setoption name UCI_LimitStrength value false", "setoption name Skill Level value 20",
+                     "setoption name UCI_AnalyseMode value false"]  # so that the searches below show it all
+    lines = converse([
+        (["uci", *settings, *full_strength, "isready"], "readyok"),
+        ([f"position fen {KIWIPETE} moves e1h1", "d", "go depth 4"], "bestmove"),  # e1h1: castling in Chess960
+        (["position startpos", "go wtime 3000 btime 3000"], "bestmove"),
+    ])
+    notes = [line for line in lines if line.startswith("info string")]
+    assert not [note for note in notes if note.startswith("info string error")], notes
+    ready = lines.index("readyok")
+    assert [line for line in lines[:ready] if line.startswith("info string")] == [
+        f"info string EvalFile {OPTION_VALUES['EvalFile']}: 353 evaluation weights loaded",
+        "info string found 35 Syzygy WDL tables (up to 4 pieces)",
+    ]
+    assert "Fen: r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R4RK1 b kq - 1 1" in lines
+    first, second = [index for index, line in enumerate(lines) if line.startswith("bestmove")]
+    analysis = [line for line in lines[:first] if line.startswith("info depth 4 ")]
+    assert {line.split(" multipv ")[1].split()[0] for line in analysis} == {"1", "2"}  # MultiPV 2
+    assert all(" wdl " in line for line in analysis)  # UCI_ShowWDL
+    assert any(line.startswith("info depth") for line in lines[first + 1:second])  # OwnBook off: a search
 
 
 def test_self_play_game_with_clock_never_flags() -> None:
@@ -127,7 +214,7 @@ def test_ponder_and_ponderhit(engine: chess.engine.SimpleEngine) -> None:
     chess.engine.Limit(time=0.3),
 ])
 def test_limits(engine: chess.engine.SimpleEngine, limit: chess.engine.Limit) -> None:
-    board = chess.Board("r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1")
+    board = chess.Board(KIWIPETE)
     start = time.perf_counter()
     info = engine.analyse(board, limit)
     elapsed = time.perf_counter() - start
@@ -147,7 +234,7 @@ def test_mate_limit(engine: chess.engine.SimpleEngine) -> None:
 
 
 def test_chess960_game_start(engine: chess.engine.SimpleEngine) -> None:
-    board = chess.Board.from_chess960_pos(518 - 100, chess960=True) if False else chess.Board.from_chess960_pos(7)
+    board = chess.Board.from_chess960_pos(7)
     board.chess960 = True
     result = engine.play(board, chess.engine.Limit(depth=4))
     assert result.move in board.legal_moves
@@ -159,7 +246,7 @@ def test_fuzzed_input_never_kills_the_engine() -> None:
     valid = [
         "uci", "isready", "ucinewgame", "debug on", "debug off", "d", "eval", "help", "stop", "ponderhit",
         "position startpos", "position startpos moves e2e4 e7e5 g1f3",
-        "position fen r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1 moves e1g1",
+        f"position fen {KIWIPETE} moves e1g1",
         "go depth 2", "go nodes 500", "go movetime 5", "go wtime 100 btime 100 winc 1 binc 1", "go perft 2",
         "go infinite", "go ponder wtime 100 btime 100", "go mate 1", "go searchmoves e2e4 d2d4 depth 2",
         "setoption name Hash value 2", "setoption name MultiPV value 2", "setoption name Clear Hash",

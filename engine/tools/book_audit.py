@@ -21,7 +21,6 @@ from pathlib import Path
 import chess
 import chess.engine
 import chess.polyglot
-
 from tqdm import tqdm
 
 from engine.tools.data import REPO_ROOT

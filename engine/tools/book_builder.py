@@ -23,7 +23,6 @@ from pathlib import Path
 import chess
 import chess.pgn
 import chess.polyglot
-
 from tqdm import tqdm
 
 

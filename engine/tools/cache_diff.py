@@ -1,13 +1,13 @@
 """Compare the machine code of two numba disk caches, kernel by kernel.
 
-A change to how kernels are compiled (``engine.jit``) should change how long the
-compile takes, not what it produces.  This tool checks that: it takes the object code
-out of each cached kernel (``*.nbc``: a pickle holding an ELF object), disassembles it
-with ``objdump`` and compares the instructions, with addresses and immediate constants
-masked (they move when symbol names or layout change).  Kernels are matched by file
-name, e.g. ``search.search-286.py311.1.nbc``, so both caches must come from the same
-kernel sources, filled by the same command (numba numbers a kernel's overloads in the
-order they were compiled).
+A change to how kernels are compiled (``engine.jit``, ``engine.numba_patches``) should
+change how long the compile takes, not what it produces.  This tool checks that: it
+takes the object code out of each cached kernel (``*.nbc``: a pickle holding an ELF
+object), disassembles it with ``objdump`` and compares the instructions, with addresses
+and immediate constants masked (they move when symbol names or layout change).  Kernels
+are matched by file name, e.g. ``search.search-286.py311.1.nbc``, so both caches must
+come from the same kernel sources, filled by the same command (numba numbers a kernel's
+overloads in the order they were compiled).
 
     NUMBAT_CACHE_DIR=/tmp/before numbat warmup   # on the old code
     NUMBAT_CACHE_DIR=/tmp/after numbat warmup    # on the new code

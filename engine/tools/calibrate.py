@@ -34,9 +34,7 @@ import chess.pgn
 
 from engine.tools.data import REPO_ROOT, shared_data_dir
 from engine.tools.engines import NUMBAT_COMMAND, STOCKFISH_PATH, EngineConfig, quiet_engine_log
-from engine.tools.match import (
-    DrawAdjudication, MatchConfig, ResignAdjudication, TimeControl, format_report, run_match,
-)
+from engine.tools.match import DrawAdjudication, MatchConfig, ResignAdjudication, TimeControl, format_report, run_match
 
 DEFAULT_ELOS = (1400, 1650, 1900, 2150, 2400)
 ON_LABEL_ELO = 100        # a setting is calibrated when within this many Elo of its label

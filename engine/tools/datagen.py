@@ -41,7 +41,7 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -102,7 +102,7 @@ def open_engine(path: str, hash_mb: int = 16) -> chess.engine.SimpleEngine:
 
 
 def parallel(items: Iterable[T], work: Callable[[chess.engine.SimpleEngine, T], R], workers: int,
-             engine_path: str) -> Iterator[R]:
+             engine_path: str) -> Generator[R, None, None]:
     """Run ``work(engine, item)`` over ``items`` on ``workers`` threads, each with its own engine.
 
     Results are yielded in completion order.  Closing the generator early (for
@@ -113,7 +113,7 @@ def parallel(items: Iterable[T], work: Callable[[chess.engine.SimpleEngine, T], 
     lock = threading.Lock()
     stop = threading.Event()
     results: queue.Queue = queue.Queue(maxsize=max(64, 16 * workers))
-    done = object()
+    done = object()  # a worker's last message
 
     def put(value: Any) -> None:
         while not stop.is_set():
@@ -129,9 +129,10 @@ def parallel(items: Iterable[T], work: Callable[[chess.engine.SimpleEngine, T], 
             engine = open_engine(engine_path)
             while not stop.is_set():
                 with lock:
-                    item = next(source, done)
-                if item is done:
-                    break
+                    try:
+                        item = next(source)
+                    except StopIteration:
+                        break
                 try:
                     value = work(engine, item)
                 except (chess.engine.EngineTerminatedError, chess.engine.EngineError):
@@ -406,6 +407,7 @@ def label(engine: chess.engine.SimpleEngine, sample: Sample, limit: chess.engine
     if board.is_capture(move) or move.promotion or board.gives_check(move):
         return Label(None, "best move not quiet", pieces, 0)
     cp = score.white().score()
+    assert cp is not None  # not a mate score
     return Label(f"{sample.fen};{cp};{sample.result}", None, pieces, cp)
 
 

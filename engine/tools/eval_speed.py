@@ -36,9 +36,15 @@ def main(argv: list[str] | None = None) -> int:
     from engine.board import Board
     from engine.defs import PAWN
     from engine.evaluate import (
-        PAWN_CACHE_SHIFT, PAWN_HASH_BLACK, PAWN_HASH_WHITE, evaluate_inline, make_evaluator, piece_square_index,
+        PAWN_CACHE_SHIFT,
+        PAWN_HASH_BLACK,
+        PAWN_HASH_WHITE,
+        evaluate_inline,
+        make_evaluator,
+        piece_square_index,
     )
-    from engine.jit import hot_njit, lsb
+    from engine.intrinsics import lsb
+    from engine.jit import hot_njit
 
     @hot_njit
     def warm_loop(pos, tab, ev, n):

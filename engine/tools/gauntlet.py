@@ -41,8 +41,15 @@ from pathlib import Path
 from engine.tools import stats
 from engine.tools.data import DEFAULTS, ORIGINS, default_path, require_data
 from engine.tools.engines import NUMBAT_COMMAND, EngineConfig, MatchError, quiet_engine_log
-from engine.tools.match import (DrawAdjudication, MatchConfig, MatchResult, ResignAdjudication, TimeControl,
-                                parse_key_values, run_match)
+from engine.tools.match import (
+    DrawAdjudication,
+    MatchConfig,
+    MatchResult,
+    ResignAdjudication,
+    TimeControl,
+    parse_key_values,
+    run_match,
+)
 
 DEFAULT_OPENINGS = default_path("openings")
 """Opening book used when none is given (in the shared data folder next to the repository; None without it)."""
@@ -182,7 +189,7 @@ def _elo_text(estimate: stats.EloEstimate) -> str:
 
 def format_table(engine_name: str, rows: Sequence[GauntletRow]) -> str:
     """A Markdown table (readable in a terminal too) with the combined rating estimate underneath."""
-    lines = [f"| opponent | anchor | anchor source | games | W-D-L | score | Elo diff (95%) | performance |",
+    lines = ["| opponent | anchor | anchor source | games | W-D-L | score | Elo diff (95%) | performance |",
              "|---|---:|---|---:|---|---:|---:|---:|"]
     fit_input: list[tuple[float, float, float]] = []
     faults = {"time": 0, "illegal": 0, "crash": 0}

@@ -79,9 +79,7 @@ import chess.syzygy
 
 from engine.tools import stats
 from engine.tools.data import require_data
-from engine.tools.engines import (
-    EngineConfig, EngineProcess, MatchError, play_move, quiet_engine_log, score_text,
-)
+from engine.tools.engines import EngineConfig, EngineProcess, MatchError, play_move, quiet_engine_log, score_text
 from engine.tools.progress import ProgressBar
 
 MATE_CP = 100_000
@@ -148,7 +146,8 @@ class TimeControl:
 
 @dataclass(frozen=True)
 class DrawAdjudication:
-    """Draw when, from full move ``movenumber`` on, both engines' last ``movecount`` scores are within ``score`` cp of 0."""
+    """Draw when, from full move ``movenumber`` on, both engines' last ``movecount`` scores are within
+    ``score`` cp of 0."""
 
     movenumber: int = 40
     movecount: int = 8
@@ -1016,8 +1015,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--order", choices=("random", "sequential"), default="random", help="opening order")
     ap.add_argument("--seed", type=int, help="opening shuffle seed (default: random, printed)")
     ap.add_argument("--opening-plies", type=int, help="play at most N plies of each PGN opening")
-    ap.add_argument("--tc", type=TimeControl.parse, help="clock BASE+INC in seconds, e.g. 10+0.1, or MOVES/BASE+INC for "
-                    "a repeating control, e.g. 40/60 (40 moves in 60 s, movestogo sent)")
+    ap.add_argument("--tc", type=TimeControl.parse, help="clock BASE+INC in seconds, e.g. 10+0.1, or MOVES/BASE+INC "
+                    "for a repeating control, e.g. 40/60 (40 moves in 60 s, movestogo sent)")
     ap.add_argument("--nodes", type=int, help="nodes per move")
     ap.add_argument("--depth", type=int, help="depth per move")
     ap.add_argument("--movetime", type=float, help="seconds per move")
@@ -1062,7 +1061,8 @@ def config_from_args(args: argparse.Namespace) -> MatchConfig:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run a match from the command line; exit status 0 when done, 2 on a configuration or engine error, 130 on Ctrl-C."""
+    """Run a match from the command line; exit status 0 when done, 2 on a configuration or engine error,
+    130 on Ctrl-C."""
     parser = build_parser()
     args = parser.parse_args(argv)
     quiet_engine_log(args.engine_log)

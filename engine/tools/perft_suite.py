@@ -140,8 +140,11 @@ def parse_epd_text(text: str, source: str = "<text>", chess960: bool = False) ->
 
 def parse_perft_text(text: str, source: str = "<text>", chess960: bool = True) -> list[PerftCase]:
     """Every case of a python-chess ``.perft`` file (``id`` / ``epd`` / ``perft`` blocks)."""
-    cases = []
-    name, fen, fen_line, pairs = "", None, 0, []
+    cases: list[PerftCase] = []
+    pairs: list[tuple[int, int]] = []
+    name: str = ""
+    fen: str | None = None
+    fen_line = 0
 
     def flush() -> None:
         if fen is None:

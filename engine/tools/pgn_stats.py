@@ -48,7 +48,14 @@ import chess.pgn
 
 from engine.tools import stats
 from engine.tools.match import (
-    EngineStats, GameRecord, PairingResult, SprtConfig, complete_pair, count_game, parse_settings, results_lines,
+    EngineStats,
+    GameRecord,
+    PairingResult,
+    SprtConfig,
+    complete_pair,
+    count_game,
+    parse_settings,
+    results_lines,
 )
 
 FAULTS = (("time forfeit", "time"), ("illegal move", "illegal"), ("engine crash", "crash"))
@@ -204,7 +211,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if extra is not None:
         if len(pairings) != 1:
             parser.error(f"--pairs adds to one pairing, and the files hold {len(pairings)}")
-        pairings[0].pentanomial = [a + b for a, b in zip(pairings[0].pentanomial, extra)]
+        pairings[0].pentanomial = [a + b for a, b in zip(pairings[0].pentanomial, extra, strict=True)]
     sprt = None
     if sprt_config is not None:
         if len(pairings) != 1:

@@ -36,6 +36,8 @@ WINDOW = 256
 def _keep_object_code() -> None:
     """Keep a copy of the object code of every library numba loads (it drops its own)."""
     import engine.jit  # noqa: F401  (sets numba's cache directory before numba loads code)
+
+    # isort: split
     from numba.core import codegen
 
     original = codegen.CPUCodeLibrary._set_compiled_object
@@ -44,7 +46,7 @@ def _keep_object_code() -> None:
         self.kept_object_code = bytes(value)
         original(self, value)
 
-    codegen.CPUCodeLibrary._set_compiled_object = keep
+    codegen.CPUCodeLibrary._set_compiled_object = keep  # type: ignore[method-assign]
 
 
 def record(depth: int, object_stem: str | None) -> None:
@@ -63,7 +65,7 @@ def record(depth: int, object_stem: str | None) -> None:
     starts = [(address, name) for address, name in starts if address]
     code_end = starts[0][0] + len(object_code)  # an upper bound for the last function's end
     with open(f"/tmp/perf-{os.getpid()}.map", "w") as out:
-        for (address, name), (following, _) in zip(starts, starts[1:] + [(code_end, "")]):
+        for (address, name), (following, _) in zip(starts, starts[1:] + [(code_end, "")], strict=True):
             out.write(f"{address:x} {following - address:x} {_short_name(name)}\n")
     if object_stem:
         Path(f"{object_stem}.o").write_bytes(object_code)
@@ -76,8 +78,8 @@ def _short_name(mangled: str) -> str:
     """``engine.search.search`` out of numba's mangled ``_ZN6engine6search6searchB4v413...``."""
     prefix, _, rest = mangled.partition("_ZN")
     words = []
-    while rest[:1].isdigit():
-        digits = re.match(r"\d+", rest).group()
+    while (number := re.match(r"\d+", rest)) is not None:
+        digits = number.group()
         length = int(digits)
         words.append(rest[len(digits): len(digits) + length])
         rest = rest[len(digits) + length:]

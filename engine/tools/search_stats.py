@@ -38,8 +38,8 @@ def main() -> int:
     args = parser.parse_args()
 
     from engine.bench import BENCH_POSITIONS
-    from engine.search import CUTOFF_DEPTHS, SEARCH_STEPS
     from engine.board import Board
+    from engine.search import CUTOFF_DEPTHS, SEARCH_STEPS
     from engine.searcher import Searcher, SearchStats
     from engine.timeman import Limits
 
@@ -92,7 +92,8 @@ def cutoff_table(cutoffs: np.ndarray) -> str:
             late, first = (int(n) for n in cutoffs[bucket, had_tt])
             total = late + first
             rate = f"{100 * first / total:.1f}%" if total else "n/a"
-            rows.append(f"{label:>5} {'yes' if had_tt else 'no':>7} {total:9} {rate:>10} {100 * late / late_total:26.1f}%")
+            tt_text = "yes" if had_tt else "no"
+            rows.append(f"{label:>5} {tt_text:>7} {total:9} {rate:>10} {100 * late / late_total:26.1f}%")
     return "\n".join(rows)
 
 

@@ -24,10 +24,10 @@ import sys
 import time
 from pathlib import Path
 
+from engine.fen import KIWIPETE
 from engine.tools.data import REPO_ROOT
 from engine.tools.engines import NUMBAT_COMMAND, STOCKFISH_PATH
 
-KIWIPETE = "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1"
 CASES = [("startpos", None, 6, 119060324), ("kiwipete", KIWIPETE, 5, 193690690)]
 
 

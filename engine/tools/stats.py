@@ -161,7 +161,8 @@ class EloEstimate:
 
     def format(self) -> str:
         """Text such as ``+12.3 +- 20.1 [-7.8, +32.4]``."""
-        return f"{format_elo(self.elo)} +- {format_number(self.error)} [{format_elo(self.lower)}, {format_elo(self.upper)}]"
+        interval = f"[{format_elo(self.lower)}, {format_elo(self.upper)}]"
+        return f"{format_elo(self.elo)} +- {format_number(self.error)} {interval}"
 
 
 def format_elo(x: float) -> str:
@@ -187,8 +188,8 @@ def mean_and_variance(counts: Sequence[float], scores: Sequence[float]) -> tuple
     n = float(sum(counts))
     if n <= 0:
         return 0.0, 0.5, 0.0
-    mean = sum(c * x for c, x in zip(counts, scores)) / n
-    variance = sum(c * (x - mean) ** 2 for c, x in zip(counts, scores)) / n
+    mean = sum(c * x for c, x in zip(counts, scores, strict=True)) / n
+    variance = sum(c * (x - mean) ** 2 for c, x in zip(counts, scores, strict=True)) / n
     return n, mean, variance
 
 
@@ -254,7 +255,7 @@ def _mle_with_mean(freqs: Sequence[float], scores: Sequence[float], target: floa
     so bisection finds the root.  ``target`` must lie strictly between the
     smallest and largest score carrying weight.
     """
-    support = [x for q, x in zip(freqs, scores) if q > 0]
+    support = [x for q, x in zip(freqs, scores, strict=True) if q > 0]
     dev_max = max(support) - target
     dev_min = min(support) - target
     if not (dev_min < 0.0 < dev_max):
@@ -265,7 +266,7 @@ def _mle_with_mean(freqs: Sequence[float], scores: Sequence[float], target: floa
     lo, hi = lo + shrink, hi - shrink
 
     def g(theta: float) -> float:
-        return sum(q * (x - target) / (1.0 + theta * (x - target)) for q, x in zip(freqs, scores) if q > 0)
+        return sum(q * (x - target) / (1.0 + theta * (x - target)) for q, x in zip(freqs, scores, strict=True) if q > 0)
 
     for _ in range(200):
         mid = 0.5 * (lo + hi)
@@ -276,7 +277,7 @@ def _mle_with_mean(freqs: Sequence[float], scores: Sequence[float], target: floa
         if hi - lo < 1e-15:
             break
     theta = 0.5 * (lo + hi)
-    return [q / (1.0 + theta * (x - target)) for q, x in zip(freqs, scores)]
+    return [q / (1.0 + theta * (x - target)) for q, x in zip(freqs, scores, strict=True)]
 
 
 def sprt_llr(counts: Sequence[float], scores: Sequence[float], elo0: float, elo1: float) -> float:
@@ -293,7 +294,7 @@ def sprt_llr(counts: Sequence[float], scores: Sequence[float], elo0: float, elo1
     s0, s1 = expected_score(elo0), expected_score(elo1)
     p0 = _mle_with_mean(freqs, scores, s0)
     p1 = _mle_with_mean(freqs, scores, s1)
-    return n * sum(q * math.log(a / b) for q, a, b in zip(freqs, p1, p0) if q > 0)
+    return n * sum(q * math.log(a / b) for q, a, b in zip(freqs, p1, p0, strict=True) if q > 0)
 
 
 def sprt_llr_approx(counts: Sequence[float], scores: Sequence[float], elo0: float, elo1: float) -> float:

@@ -45,7 +45,13 @@ import chess.engine
 
 from engine.tools.data import require_data
 from engine.tools.engines import (
-    NUMBAT_COMMAND, EngineConfig, EngineProcess, MatchError, play_move, quiet_engine_log, score_text,
+    NUMBAT_COMMAND,
+    EngineConfig,
+    EngineProcess,
+    MatchError,
+    play_move,
+    quiet_engine_log,
+    score_text,
 )
 from engine.tools.match import parse_key_values
 from engine.tools.progress import ProgressBar
@@ -120,7 +126,7 @@ def parse_points(board: chess.Board, ops: dict[str, Any]) -> dict[chess.Move, in
         values, moves = c8.split(), c9.split()
         if len(values) == len(moves) and values:
             try:
-                return {board.parse_uci(m): int(v) for m, v in zip(moves, values)}
+                return {board.parse_uci(m): int(v) for m, v in zip(moves, values, strict=True)}
             except ValueError:
                 pass
     c0 = ops.get("c0")

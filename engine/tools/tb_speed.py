@@ -243,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
     py_values = [probe_wdl_board(tb, eb, scratch) for eb in engine_boards]
     call_time = time.perf_counter() - t0
 
-    mismatches = sum(1 for a, b, c in zip(expected, out, py_values) if a != b or a != c)
+    mismatches = sum(1 for a, b, c in zip(expected, out, py_values, strict=True) if a != b or a != c)
     failures = int(np.sum(out == TB_FAIL))
     print(f"agreement: {n - mismatches}/{n} positions equal to python-chess ({failures} without result)")
     pc_rate = n / pc_time

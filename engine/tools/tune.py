@@ -158,13 +158,15 @@ def main(argv: list[str] | None = None) -> int:
     fens, scores, results = load_positions(args.data, args.limit)
     print(f"{len(fens):,} positions from {args.data}", file=sys.stderr)
     cache = args.data.with_suffix(f".features-{len(fens)}.npz")
-    if cache.exists() and cache.stat().st_mtime > Path(__file__).resolve().parents[1].joinpath("evaluate.py").stat().st_mtime:
+    evaluation_source = Path(__file__).resolve().parents[1] / "evaluate.py"
+    if cache.exists() and cache.stat().st_mtime > evaluation_source.stat().st_mtime:
         stored = np.load(cache)
         X, phase, scale, mop_up = stored["X"], stored["phase"], stored["scale"], stored["mop_up"]
     else:
         X, phase, scale, mop_up = feature_matrix(fens)
         np.savez(cache, X=X, phase=phase, scale=scale, mop_up=mop_up)
-    target = args.result_weight * results + (1 - args.result_weight) * sigmoid(K_LOGISTIC * np.clip(scores, -3000, 3000))
+    target = (args.result_weight * results
+              + (1 - args.result_weight) * sigmoid(K_LOGISTIC * np.clip(scores, -3000, 3000)))
 
     rng = np.random.default_rng(args.seed)
     held_out = rng.random(len(fens)) < 0.1
@@ -188,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
         save_weights(weights, args.out, header)
         print(f"wrote {args.out}", file=sys.stderr)
     else:
-        for name, (mg, eg) in zip(TERM_NAMES, weights):
+        for name, (mg, eg) in zip(TERM_NAMES, weights, strict=True):
             print(f"{name:<40} {mg:6d} {eg:6d}")
     return 0
 
