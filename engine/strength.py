@@ -39,11 +39,13 @@ calibrated by games at 10+0.1 against Stockfish 15.1 set to the same ``UCI_Elo``
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol, Sequence
+from itertools import pairwise
+from typing import Protocol
 
 ELO_MIN = 1400            # the lowest UCI_Elo (and Skill Level 0)
-ELO_MAX = 2400            # the highest UCI_Elo: full strength measured 2410 on this scale (README); Skill 20 is full strength
+ELO_MAX = 2400            # the highest UCI_Elo: the full engine (Skill Level 20 is full strength too)
 SKILL_MAX = 20
 # The calibration table: (UCI_Elo, node budget, noise sigma in centipawns, candidate lines)
 # at each calibrated setting, fitted by games against Stockfish (``engine.tools.calibrate``).
@@ -85,11 +87,10 @@ class StrengthLevel:
     candidates: int
 
     @classmethod
-    def at_elo(cls, elo: int) -> "StrengthLevel":
+    def at_elo(cls, elo: int) -> StrengthLevel:
         """The level labelled ``elo`` (clamped to the UCI_Elo range), from ``LEVEL_TABLE``."""
         elo = max(ELO_MIN, min(ELO_MAX, elo))
-        for (low, low_nodes, low_noise, lines), (high, high_nodes, high_noise, high_lines) in zip(LEVEL_TABLE,
-                                                                                               LEVEL_TABLE[1:]):
+        for (low, low_nodes, low_noise, lines), (high, high_nodes, high_noise, high_lines) in pairwise(LEVEL_TABLE):
             if elo <= high:
                 t = (elo - low) / (high - low)
                 nodes = round(low_nodes * (high_nodes / low_nodes) ** t)
