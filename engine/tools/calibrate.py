@@ -216,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{100 * (entry['blunder_share'] or 0):.1f}% of moves lose {BLUNDER_CP} cp or more", flush=True)
     if entries:
         print(markdown_table(list(entries.values())))
-    if args.plot and entries:
+    if args.plot and str(args.plot) not in ("", ".") and entries:
         try:
             plot(list(entries.values()), args.plot)
         except ImportError:
