@@ -56,7 +56,7 @@ LEVEL_TABLE = (
     (1400, 2_000, 100.0, 4),
     (1650, 10_000, 55.0, 4),
     (1900, 65_000, 22.0, 4),
-    (2150, 150_000, 12.0, 2),
+    (2150, 220_000, 9.0, 2),
     (2400, 10_000_000, 0.0, 1),  # the full engine under the clock's limits
 )
 MAX_LOSS_SIGMAS = 3.0     # never choose a line more than this many sigmas below the best

@@ -45,10 +45,14 @@ STOCKFISH = "stockfish"
 
 
 def git_commit() -> str:
-    """The short commit hash of the checkout, or 'unknown'."""
+    """The short commit hash of the checkout, with ``-dirty`` if tracked files differ from it; or 'unknown'."""
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(REPO_ROOT), *args], capture_output=True, text=True,
+                              check=True).stdout.strip()
+
     try:
-        return subprocess.run(["git", "-C", str(REPO_ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
-                              text=True, check=True).stdout.strip()
+        dirty = git("status", "--porcelain", "--untracked-files=no") != ""
+        return git("rev-parse", "--short", "HEAD") + ("-dirty" if dirty else "")
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
 
