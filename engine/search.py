@@ -76,7 +76,7 @@ from engine.position import (
     check_squares, gives_check_fast, in_check, key_after, make_move, make_null_move, unmake_move, unmake_null_move,
 )
 from engine.tt import (
-    BOUND_EXACT, BOUND_LOWER, BOUND_UPPER, MATE, MATE_IN_MAX_PLY, TB_WIN, entry_bound, entry_depth, entry_eval,
+    BOUND_EXACT, BOUND_LOWER, BOUND_UPPER, EVAL_NONE, MATE, MATE_IN_MAX_PLY, TB_WIN, entry_bound, entry_depth, entry_eval,
     entry_move, entry_score, score_from_tt, score_to_tt, tt_prefetch, tt_probe, tt_store,
 )
 
@@ -376,7 +376,7 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
                     tb_value, tb_bound = DRAW, BOUND_EXACT
                 if (tb_bound == BOUND_EXACT or (tb_bound == BOUND_LOWER and tb_value >= beta)
                         or (tb_bound == BOUND_UPPER and tb_value <= alpha)):
-                    tt_store(tt, key, 0, score_to_tt(tb_value, ply), 0,
+                    tt_store(tt, key, 0, score_to_tt(tb_value, ply), EVAL_NONE,
                              min(depth + TB_DEPTH_BONUS, MAX_PLY - 1), tb_bound)
                     return tb_value
                 if pv_node:  # search on for a PV, but within what the table proves
@@ -390,12 +390,13 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
     # measure their margins from it.  In check there is none.  The TT keeps the raw
     # evaluation; what earlier searches learnt of its error for this side and pawn
     # placement (correction history, Step 19b) is added, at the horizon too (where
-    # standing pat on the raw evaluation played some 16 Elo weaker).
+    # standing pat on the raw evaluation played some 16 Elo weaker).  An entry may hold
+    # none (EVAL_NONE: a tablebase result, a node in check); then we evaluate.
     static_eval = -INFINITE
-    raw_eval = 0
+    raw_eval = EVAL_NONE
     correction_slot = U64_ZERO  # pawn_slot is a uint64: an int 0 would unify to float64
     if not checked and (depth > 0 or config[CFG_QUIESCENCE]):
-        raw_eval = tt_eval if tt_hit else evaluate_inline(pos, tab, ev)
+        raw_eval = tt_eval if tt_hit and tt_eval != EVAL_NONE else evaluate_inline(pos, tab, ev)
         correction_slot = pawn_slot(pos)
         static_eval = raw_eval + sd.correction[side, correction_slot] // CORRECTION_GRAIN
 

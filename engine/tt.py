@@ -6,7 +6,7 @@ word packs one entry:
 
     bits  0-15  best move (0 = none)
     bits 16-31  score, stored as score + 32768 (mate scores relative to the node)
-    bits 32-47  static evaluation + 32768
+    bits 32-47  static evaluation + 32768 (0: none, ``EVAL_NONE``)
     bits 48-55  depth + 1 (0 marks an empty slot; quiescence stores depth 0)
     bits 56-57  bound: BOUND_UPPER, BOUND_LOWER or BOUND_EXACT
     bits 58-63  generation (search number modulo 64), for aging
@@ -45,6 +45,9 @@ AGE_WEIGHT = 8
 MATE = 32000
 MATE_IN_MAX_PLY = MATE - 256  # scores beyond this are mates (or tablebase wins)
 TB_WIN = 20000  # a tablebase win, minus the ply it was found at: below every mate score
+# "No static evaluation" (an entry from a tablebase result, or of a node in check): the
+# prober evaluates the position itself.  It packs to 0, below every real evaluation.
+EVAL_NONE = -32768
 
 TransTable = namedtuple("TransTable", ["slots", "generation"])
 CACHE_LINE = 64

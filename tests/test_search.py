@@ -227,6 +227,30 @@ def test_correction_history_learns_where_the_evaluation_is_wrong() -> None:
     assert not searcher.sd.correction.any()
 
 
+def test_an_entry_without_a_static_evaluation_makes_the_search_evaluate() -> None:
+    """A tablebase result is stored with no static evaluation (``EVAL_NONE``): a later
+    visit to that position evaluates it instead of standing pat on the stored field.
+
+    Every reply of a depth-1 search is such an entry, with no bound to cut on; so each
+    reply's quiescence must stand pat on its own evaluation and the score must be the
+    one a search with an empty table finds.
+    """
+    from engine.defs import ST_PLY
+    from engine.tt import BOUND_NONE, EVAL_NONE, tt_store
+
+    board = Board("4k3/8/8/3q4/8/8/3Q4/R3K3 w - - 0 1")  # White a rook up: far from an evaluation of 0
+    expected = Searcher(hash_mb=1)
+    expected.think(board, Limits(depth=1), lambda line: None)
+    searcher = Searcher(hash_mb=1)
+    for move in board.legal_moves():
+        board.push(move)
+        tt_store(searcher.tt, board.pos.keys[board.pos.state[ST_PLY]], 0, 0, EVAL_NONE, 5, BOUND_NONE)
+        board.pop()
+    searcher.think(board, Limits(depth=1), lambda line: None)
+    assert expected.previous_score is not None and expected.previous_score > 300
+    assert searcher.previous_score == expected.previous_score
+
+
 def test_continuation_history_learns_follow_ups_and_a_new_game_forgets_them() -> None:
     """Quiet moves that refute (or fail) after a given move are remembered by that move's
     piece and square; the rows stay within the history bounds, and ``ucinewgame`` clears them."""
