@@ -3,7 +3,7 @@
 Sub-commands for testers, as Stockfish has them:
 
     numbat perft DEPTH [FEN]    divide and total, Stockfish's ``go perft`` format
-    numbat warmup               compile every kernel into the disk cache
+    numbat warmup [--jobs N]    compile every kernel into the disk cache (in parallel when cold)
     numbat bench [DEPTH]        fixed search of 40 positions; last line "N nodes M nps"
     numbat eval [FEN]           the static evaluation, feature group by feature group
 """
@@ -73,7 +73,9 @@ def main(argv: list[str] | None = None) -> int:
     perft = sub.add_parser("perft", help="count leaf nodes (divide) to DEPTH")
     perft.add_argument("depth", type=int)
     perft.add_argument("fen", nargs="*", help="FEN (default: start position)")
-    sub.add_parser("warmup", help="compile every kernel into numba's disk cache")
+    warmup = sub.add_parser("warmup", help="compile every kernel into numba's disk cache")
+    warmup.add_argument("--jobs", type=int, default=None,
+                        help="processes compiling at once (default: one per core on an empty cache)")
     bench = sub.add_parser("bench", help="fixed-depth search of the bench positions; prints 'N nodes M nps'")
     bench.add_argument("depth", type=int, nargs="?", default=None)
     evaluation = sub.add_parser("eval", help="static evaluation term by term (default: start position)")
@@ -83,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
         from engine.jit import CACHE_DIR
         from engine.warmup import warm_up
 
-        print(f"kernels ready in {warm_up():.1f} s (cache: {CACHE_DIR})")
+        print(f"kernels ready in {warm_up(args.jobs):.1f} s (cache: {CACHE_DIR})")
         return 0
     if args.command == "bench":
         from engine.bench import BENCH_DEPTH, run_bench

@@ -552,17 +552,12 @@ def _mop_up(pos, strong):
 
 @hot_njit
 def evaluate(pos, tab, ev):
-    """Static score of the position in centipawns for the side to move."""
-    return evaluate_inline(pos, tab, ev)
+    """Static score of the position in centipawns for the side to move.
 
-
-@hot_njit(inline="always")
-def evaluate_inline(pos, tab, ev):
-    """``evaluate``, inlined where it is called at every node.
-
-    A call passes every array of ``pos``, ``tab`` and ``ev`` as separate machine
-    arguments (about a hundred words), which costs about as much as a third of the
-    evaluation itself; the search has one call site per node and inlines it.
+    Its own kernel, called (not inlined) by the search: the position, tables and
+    evaluator are records, one pointer each, so a call costs next to nothing, while
+    inlining it made the search kernel's compile twice as long (numba's passes grow
+    faster than the size of the function they work on).
     """
     p = pos.pieces
     # Step 1. Pawn attacks first: mobility and outposts of both sides need them.

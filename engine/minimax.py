@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from engine.evaluate import evaluate
 from engine.jit import hot_njit
-from engine.movegen import GEN_ALL, generate_moves
+from engine.movegen import GEN_ALL, LIST_START, generate_moves
 from engine.position import in_check, make_move, unmake_move
 from engine.tt import MATE
 
@@ -23,7 +23,7 @@ def minimax(pos, tab, ev, moves, counters, depth, ply):
     counters[0] += 1
     if depth <= 0:
         return evaluate(pos, tab, ev)
-    count = generate_moves(pos, tab, moves[ply], 0, GEN_ALL)
+    count = generate_moves(pos, tab, moves[ply], LIST_START, GEN_ALL)
     if count == 0:
         return -MATE + ply if in_check(pos, tab) else 0
     best = -MATE - 1

@@ -45,6 +45,11 @@ from engine.move import (
 from engine.position import attackers_to, castling_squares, is_attacked, line_blockers, make_move, unmake_move
 
 GEN_ALL, GEN_NOISY, GEN_COUNT, GEN_QUIET = 0, 1, 2, 3
+# The first slot of a move list, for kernels that call ``generate_moves``.  It is an int64,
+# not the literal 0: numba compiles a callee once per distinct literal argument, so a
+# literal start would compile the generator again beside the calls with a variable start.
+# (The mode stays a literal on purpose: each mode's copy drops the other modes' branches.)
+LIST_START = np.int64(0)
 
 _U8 = np.uint64(8)
 _U7 = np.uint64(7)

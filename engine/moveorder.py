@@ -35,7 +35,7 @@ from engine.defs import BISHOP, H_MOVE, KNIGHT, MAX_MOVES, PAWN, QUEEN, ROOK, ST
 from engine.intrinsics import lsb
 from engine.jit import hot_njit, njit
 from engine.move import CASTLING, EN_PASSANT, PROMOTION, move_from, move_kind, move_promo_type, move_to
-from engine.movegen import GEN_NOISY, GEN_QUIET, generate_moves, is_legal_move
+from engine.movegen import GEN_NOISY, GEN_QUIET, LIST_START, generate_moves, is_legal_move
 from engine.position import attackers_to
 
 SEE_VALUE = np.array([0, 100, 320, 330, 500, 950, 20000, 0], dtype=np.int64)  # by piece type
@@ -350,17 +350,17 @@ def _generate_noisy(pos, tab, sd, ply, picker):
     previous = pos.history[pos.state[ST_PLY] - 1, H_MOVE] if pos.state[ST_PLY] > 0 else 0
     if previous != 0 and picker[P_USE_COUNTER] != 0:
         picker[P_COUNTER] = sd.counter_moves[pos.board[move_to(previous)], move_to(previous)]
-    count = generate_moves(pos, tab, sd.moves[ply], 0, GEN_NOISY)
+    count = generate_moves(pos, tab, sd.moves[ply], LIST_START, GEN_NOISY)
     picker[P_STAGE] = STAGE_ALL_MOVES if picker[P_CHECKED] != 0 else STAGE_NOISY
     picker[P_INDEX] = 0
     picker[P_COUNT] = count
-    _score_new_moves(pos, tab, sd, ply, picker, 0, count)
+    _score_new_moves(pos, tab, sd, ply, picker, LIST_START, count)
 
 
 @hot_njit(inline="always")
 def _add_quiet_moves(pos, tab, sd, ply, picker):
     """Stage 3: the quiet moves appended to the row after its noisy ones, scored."""
-    count = picker[P_COUNT]
+    count = np.int64(picker[P_COUNT])  # an int64 start, as everywhere (see movegen.LIST_START)
     end = generate_moves(pos, tab, sd.moves[ply], count, GEN_QUIET)
     _score_new_moves(pos, tab, sd, ply, picker, count, end)
     picker[P_STAGE] = STAGE_ALL_MOVES

@@ -13,7 +13,7 @@ import numpy as np
 from engine.board import Board
 from engine.defs import MAX_MOVES, MAX_PLY
 from engine.jit import hot_njit
-from engine.movegen import GEN_ALL, GEN_COUNT, generate_moves
+from engine.movegen import GEN_ALL, GEN_COUNT, LIST_START, generate_moves
 from engine.position import make_move, unmake_move
 
 
@@ -23,7 +23,7 @@ def perft_kernel(pos, tab, moves, depth):
     if depth <= 0:
         return 1
     if depth == 1:
-        return generate_moves(pos, tab, moves, 0, GEN_COUNT)
+        return generate_moves(pos, tab, moves, LIST_START, GEN_COUNT)
     start = depth * MAX_MOVES
     end = generate_moves(pos, tab, moves, start, GEN_ALL)
     total = 0

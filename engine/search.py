@@ -62,7 +62,7 @@ from engine.defs import (
     BISHOP, H_MOVE, KNIGHT, MAX_MOVES, MAX_PLY, PAWN, QUEEN, ROOK, ST_CASTLING, ST_HALFMOVE, ST_PLY, ST_SIDE,
     U64_ZERO,
 )
-from engine.evaluate import PAWN_CACHE_BITS, evaluate, evaluate_inline, pawn_slot
+from engine.evaluate import PAWN_CACHE_BITS, evaluate, pawn_slot
 from engine.intrinsics import popcount
 from engine.jit import hot_njit, new_record, njit
 from engine.move import PROMOTION, move_kind, move_promo_type, move_to
@@ -70,7 +70,7 @@ from engine.moveorder import (
     PICKER_SIZE, SEE_VALUE, captured_type, is_quiet, next_move, pick_next, picked_slot, picker_row,
     piece_to_index, quiet_history, score_captures, see_ge, start_picker, start_root_picker, update_quiet_history,
 )
-from engine.movegen import GEN_NOISY, GEN_QUIET, generate_moves
+from engine.movegen import GEN_NOISY, GEN_QUIET, LIST_START, generate_moves
 from engine.syzygy import TB_FAIL, probe_wdl, unpack_tablebases
 from engine.position import (
     check_squares, gives_check_fast, in_check, key_after, make_move, make_null_move, unmake_move, unmake_null_move,
@@ -396,7 +396,7 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
     raw_eval = EVAL_NONE
     correction_slot = U64_ZERO  # pawn_slot is a uint64: an int 0 would unify to float64
     if not checked and (depth > 0 or config[CFG_QUIESCENCE]):
-        raw_eval = tt_eval if tt_hit and tt_eval != EVAL_NONE else evaluate_inline(pos, tab, ev)
+        raw_eval = tt_eval if tt_hit and tt_eval != EVAL_NONE else evaluate(pos, tab, ev)
         correction_slot = pawn_slot(pos)
         static_eval = raw_eval + sd.correction[side, correction_slot] // CORRECTION_GRAIN
 
@@ -416,7 +416,7 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
                 return stand_pat
             if stand_pat > alpha:
                 alpha = stand_pat
-        count = generate_moves(pos, tab, sd.moves[ply], 0, GEN_NOISY)
+        count = generate_moves(pos, tab, sd.moves[ply], LIST_START, GEN_NOISY)
         if count == 0:
             # Mated; or no capture at all, and then no quiet check is looked for either
             # (the rule as measured: WAC and games in the README).

@@ -712,6 +712,12 @@ def _open_frame(pos, tab, scratch, level, alpha, beta):
     scratch[frame + 3] = generate_moves(pos, tab, scratch, start, GEN_NOISY)
 
 
+# The arguments of the two calls of ``_capture_search``: int64s, not literals, since numba
+# compiles a callee once per distinct literal argument (these would make two copies).
+CAPTURE_ROOT = np.int64(0)                          # the first scratch frame
+WDL_FLOOR, WDL_CEILING = np.int64(-2), np.int64(2)  # the full window of WDL values
+
+
 @hot_njit
 def _capture_search(tb, pos, tab, scratch, level0, alpha, beta):
     """max(table value, best capture) by alpha-beta over non-ep captures; TB_FAIL if unknown.
@@ -780,12 +786,12 @@ def probe_wdl(tb, pos, tab, scratch):
     pieces = popcount(pos.colors[0] | pos.colors[1])
     if pieces > max(tb.meta[META_MAX_PIECES], 2) + 1:
         return TB_FAIL
-    value = _capture_search(tb, pos, tab, scratch, 0, -2, 2)
+    value = _capture_search(tb, pos, tab, scratch, CAPTURE_ROOT, WDL_FLOOR, WDL_CEILING)
     if value == TB_FAIL or st[ST_EP] == NO_SQUARE:
         return value
 
     # En passant: the tables assume it impossible, so try each legal one here.
-    start = SCR_MOVES
+    start = np.int64(SCR_MOVES)  # an int64 start, as everywhere (see movegen.LIST_START)
     end = generate_moves(pos, tab, scratch, start, GEN_NOISY)
     best_ep = -3
     ep_moves = 0
@@ -795,7 +801,7 @@ def probe_wdl(tb, pos, tab, scratch):
             continue
         ep_moves += 1
         make_move(pos, tab, move)
-        child = _capture_search(tb, pos, tab, scratch, 1, -2, 2)
+        child = _capture_search(tb, pos, tab, scratch, CAPTURE_ROOT + 1, WDL_FLOOR, WDL_CEILING)
         unmake_move(pos, tab)
         if child == TB_FAIL:
             return TB_FAIL

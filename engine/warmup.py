@@ -5,12 +5,22 @@ types the engine uses, which makes numba compile and cache it.  The install comm
 in the README runs it, so the first game after installing starts as fast as every
 later one.  ``load_kernels`` is what the UCI loop runs at start-up: it loads the
 kernels a game needs from that cache.
+
+The work is split into ``WARM_UP_STEPS`` that share no compile of note (each inlines
+its own copy of the move generator and the evaluation), so on a cold cache
+``warm_up(jobs=N)`` compiles them in N processes at once, the longest first; the
+calling process then loads every kernel from the cache the workers filled, which
+compiles whatever a worker left out.
 """
 
 from __future__ import annotations
 
 import gc
+import os
 import time
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
 
 
 def settle_heap() -> None:
@@ -36,9 +46,25 @@ def load_kernels() -> None:
     settle_heap()
 
 
-def warm_up() -> float:
-    """Compile (or load) every kernel; return the seconds it took."""
-    start = time.perf_counter()
+def warm_search() -> None:
+    """The search kernel and everything the driver calls around it."""
+    from engine.board import Board
+    from engine.defs import ST_PLY
+    from engine.fen import KIWIPETE
+    from engine.search import tt_move_of
+    from engine.searcher import Searcher
+    from engine.timeman import Limits
+
+    board = Board(KIWIPETE)
+    searcher = Searcher(hash_mb=1)
+    searcher.think(board, Limits(depth=3), lambda line: None)
+    # The ponder move of a one-move PV comes from the TT (a search this deep rarely needs it).
+    tt_move_of(searcher.tt, board.pos.keys[board.pos.state[ST_PLY]])
+    searcher.new_game()
+
+
+def warm_board() -> None:
+    """Perft, divide and the board operations the UCI layer calls one move at a time."""
     from engine.board import Board
     from engine.fen import KIWIPETE
     from engine.perft import divide, perft
@@ -54,26 +80,79 @@ def warm_up() -> float:
     board.fen()
     board.pop()
 
-    from engine.minimax import minimax
-    from engine.searcher import Searcher
-    from engine.timeman import Limits
+
+def warm_minimax() -> None:
+    """The plain minimax of the lectures (``engine.minimax``)."""
     import numpy as np
 
-    searcher = Searcher(hash_mb=1)
-    searcher.think(board, Limits(depth=3), lambda line: None)
-    # The ponder move of a one-move PV comes from the TT (a search this deep rarely needs it).
-    from engine.defs import ST_PLY
-    from engine.search import tt_move_of
+    from engine.board import Board
+    from engine.evaluate import make_evaluator
+    from engine.minimax import minimax
 
-    tt_move_of(searcher.tt, board.pos.keys[board.pos.state[ST_PLY]])
-    searcher.new_game()
-    minimax(board.pos, board.tab, searcher.ev, np.zeros((8, 256), dtype=np.int32), np.zeros(1, dtype=np.int64), 1, 0)
+    board = Board()
+    moves, counters = np.zeros((8, 256), dtype=np.int32), np.zeros(1, dtype=np.int64)
+    minimax(board.pos, board.tab, make_evaluator(), moves, counters, 1, 0)
 
-    # Syzygy probing: empty tables have the same array types as loaded ones.
+
+def warm_syzygy() -> None:
+    """Syzygy probing: empty tables have the same array types as loaded ones."""
+    from engine.board import Board
     from engine.syzygy import empty_tablebases, make_scratch, probe_table, probe_wdl
 
     tablebases = empty_tablebases()
     endgame = Board("8/8/8/3k4/8/8/3P4/4K3 w - - 0 1")
     probe_wdl(tablebases, endgame.pos, endgame.tab, make_scratch())
     probe_table(tablebases, endgame.pos, make_scratch())
+
+
+# Longest first: with fewer processes than steps, the short ones share the last process.
+WARM_UP_STEPS: dict[str, Callable[[], None]] = {
+    "search": warm_search,
+    "board": warm_board,
+    "syzygy": warm_syzygy,
+    "minimax": warm_minimax,
+}
+
+
+def _run_step(name: str) -> float:
+    """Run one warm-up step (in a worker process); return its seconds."""
+    start = time.perf_counter()
+    WARM_UP_STEPS[name]()
+    return time.perf_counter() - start
+
+
+def default_jobs() -> int:
+    """Processes for a cold warm-up: one per core the process may use, at most one per step."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, len(WARM_UP_STEPS)))
+
+
+def cache_is_empty() -> bool:
+    """True when numba's cache folder for this source tree holds no compiled kernel yet."""
+    from engine.jit import CACHE_DIR
+
+    return not any(CACHE_DIR.rglob("*.nbi")) if CACHE_DIR.exists() else True
+
+
+def warm_up(jobs: int | None = None) -> float:
+    """Compile (or load) every kernel; return the seconds it took.
+
+    With ``jobs`` > 1 the steps compile in that many fresh processes first (spawned, so
+    each imports numba cleanly); this process then runs every step itself, which loads
+    what they cached and compiles anything they left out.  By default (``None``) the
+    steps run in parallel on an empty cache (``default_jobs``) and in this process
+    otherwise, where starting workers would cost more than the few kernels left.
+    """
+    start = time.perf_counter()
+    if jobs is None:
+        jobs = default_jobs() if cache_is_empty() else 1
+    if jobs > 1:
+        context = get_context("spawn")
+        with ProcessPoolExecutor(max_workers=min(jobs, len(WARM_UP_STEPS)), mp_context=context) as pool:
+            list(pool.map(_run_step, WARM_UP_STEPS))
+    for step in WARM_UP_STEPS.values():
+        step()
     return time.perf_counter() - start

@@ -450,3 +450,29 @@ def test_calibration_results_round_trip_and_table(tmp_path) -> None:
     rows = markdown_table(list(entries.values())).splitlines()
     assert rows[2] == "| 1400 | 100 | 40-10-50 | -35 (-101 to +30) | yes | 81 cp | 6.1% |"
     assert rows[3].startswith("| 1900 | 100 | 20-10-70 | -191 (-260 to -130) | no |")
+
+
+def test_compile_times_report_sums_each_kernels_own_seconds() -> None:
+    """The compile report: step times and their total, then kernels ranked by their own
+    seconds (a kernel compiled twice is one row with both compiles counted)."""
+    from engine.tools.compile_times import report
+
+    result = {"steps": {"search": 30.0, "board": 5.0},
+              "kernels": [["search.search", "(a)", 28.0, 20.0], ["movegen.generate_moves", "(b)", 4.0, 4.0],
+                          ["movegen.generate_moves", "(c)", 3.5, 3.5], ["tt.hashfull", "(d)", 0.2, 0.2]]}
+    lines = report(result, top=2)
+    assert "| all | 35.0 |" in lines
+    search_row = lines.index("| search.search | 1 | 20.0 | 28.0 |")
+    assert search_row < lines.index("| movegen.generate_moves | 2 | 7.5 | 7.5 |")
+    assert lines[-1] == "| (1 more) | 1 | 0.2 | |"
+
+
+def test_warm_up_steps_cover_the_search_and_default_to_one_job_per_core() -> None:
+    """``numbat warmup`` compiles the search first (the longest step) and never starts more
+    workers than there are steps or cores."""
+    import os
+
+    from engine.warmup import WARM_UP_STEPS, default_jobs
+
+    assert next(iter(WARM_UP_STEPS)) == "search"
+    assert 1 <= default_jobs() <= min(len(WARM_UP_STEPS), len(os.sched_getaffinity(0)))

@@ -1,6 +1,6 @@
 """What a static evaluation costs, and what its cached parts save.
 
-Times ``evaluate_inline`` in a jitted loop (as the search calls it) over positions from
+Times ``evaluate`` in a jitted loop (a call per position, as the search makes it) over positions from
 random play-outs, three ways:
 
 * ``evaluation``: the whole evaluation, pawn cache warm (the usual case in a search);
@@ -39,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
         PAWN_CACHE_SHIFT,
         PAWN_HASH_BLACK,
         PAWN_HASH_WHITE,
-        evaluate_inline,
+        evaluate,
         make_evaluator,
         piece_square_index,
     )
@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     def warm_loop(pos, tab, ev, n):
         total = 0
         for _ in range(n):
-            total += evaluate_inline(pos, tab, ev)
+            total += evaluate(pos, tab, ev)
         return total
 
     @hot_njit
@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
         total = 0
         for _ in range(n):
             ev.pawn_cache[slot, 0] = ~white   # spoil this position's row: a miss every time
-            total += evaluate_inline(pos, tab, ev)
+            total += evaluate(pos, tab, ev)
         return total
 
     @hot_njit
