@@ -76,8 +76,8 @@ from engine.position import (
     check_squares, gives_check_fast, in_check, key_after, make_move, make_null_move, unmake_move, unmake_null_move,
 )
 from engine.tt import (
-    BOUND_EXACT, BOUND_LOWER, BOUND_UPPER, EVAL_NONE, MATE, MATE_IN_MAX_PLY, TB_WIN, entry_bound, entry_depth, entry_eval,
-    entry_move, entry_score, score_from_tt, score_to_tt, tt_prefetch, tt_probe, tt_store,
+    BOUND_EXACT, BOUND_LOWER, BOUND_UPPER, EVAL_NONE, MATE, MATE_IN_MAX_PLY, TB_WIN, entry_bound, entry_depth,
+    entry_eval, entry_move, entry_score, score_from_tt, score_to_tt, tt_prefetch, tt_probe, tt_store,
 )
 
 INFINITE = MATE + 1

@@ -1,9 +1,9 @@
-"""Shared test setup: the repository on sys.path, the data directory, small helpers.
+"""Common test setup: the repository on sys.path, the data directory, small helpers.
 
 The test data lives in the repository, in ``tests/data`` (small copies and subsets
 of the full data set; origins and licences in ``tests/data/SOURCES.md``), so the
 suite runs on a fresh clone.  Perft files are parsed by ``engine.tools.perft_suite``
-(shared with the benchmark command).
+(the perft benchmark command parses them the same way).
 """
 
 from __future__ import annotations

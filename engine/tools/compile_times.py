@@ -29,7 +29,6 @@ from engine.tools.data import REPO_ROOT
 CHILD = r"""
 import json, sys, time
 from engine.jit import CACHE_DIR
-import numba
 from numba.core import event
 from engine import warmup
 
