@@ -46,6 +46,7 @@ probe:
                                                        cutoff table from C_CUTOFFS (see ``cutoff_slot``)
     reductions         int32[LMR_TABLE_SIZE, LMR_TABLE_SIZE]  late-move reduction by depth and move number
     config             int32[14]                       CFG_* switches (all on in play) and Syzygy settings
+    params             int32[PARAMS_SIZE]              P_* tunable margins and divisors (``KERNEL_TUNABLES``)
 
 ``config`` lets the tests switch pruning off to check the textbook claim that
 alpha-beta returns the minimax value, and lets ``search_stats --without`` measure
@@ -55,6 +56,7 @@ what each step does to the tree (``SEARCH_STEPS`` names them).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -142,6 +144,48 @@ CORRECTION_WEIGHT_SCALE = 256  # ... a search of depth d moves an entry weight /
 CORRECTION_WEIGHT_OFFSET = 1   # ... weight = min(d + offset, max weight): deeper results teach more
 CORRECTION_MAX_WEIGHT = 16
 
+# ---------------------------------------------------------------------------
+# Tuned at run time.  The SPSA tuner (``engine.tools.spsa``) moves these margins and
+# divisors between games, so the kernel reads them from ``sd.params`` (laid out by the
+# P_* indices) instead of the constants above, which stay their defaults: a tuning run
+# needs no recompile.  Each entry gives the range the tuner keeps to and its step, the
+# perturbation at the end of a run (OpenBench's ``c_end``).  The driver's tunables
+# (late-move reduction table, aspiration window) are in ``engine.searcher``.
+# ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Tunable:
+    """A search parameter the tuner may move: its name (also its UCI option in tuning mode) and range."""
+
+    name: str
+    default: int
+    low: int
+    high: int
+    step: float
+
+
+KERNEL_TUNABLES = (
+    Tunable("RFP_MARGIN", RFP_MARGIN, 30, 150, 8),
+    Tunable("RFP_MAX_DEPTH", RFP_MAX_DEPTH, 4, 12, 1),
+    Tunable("NMP_EVAL_DIVISOR", NMP_EVAL_DIVISOR, 80, 400, 20),
+    Tunable("LMP_BASE", LMP_BASE, 0, 10, 1),
+    Tunable("FUTILITY_MAX_DEPTH", FUTILITY_MAX_DEPTH, 3, 10, 1),
+    Tunable("FUTILITY_BASE", FUTILITY_BASE, 0, 200, 12),
+    Tunable("FUTILITY_MARGIN", FUTILITY_MARGIN, 40, 180, 10),
+    Tunable("SEE_QUIET_MARGIN", SEE_QUIET_MARGIN, 20, 140, 8),
+    Tunable("SEE_CAPTURE_MARGIN", SEE_CAPTURE_MARGIN, 40, 200, 10),
+    Tunable("LMR_HISTORY_DIVISOR", LMR_HISTORY_DIVISOR, 4096, 32768, 1200),
+    Tunable("DELTA_MARGIN", DELTA_MARGIN, 50, 400, 20),
+    Tunable("HISTORY_BONUS_SLOPE", HISTORY_BONUS_SLOPE, 60, 320, 16),
+    Tunable("HISTORY_BONUS_OFFSET", HISTORY_BONUS_OFFSET, 0, 200, 12),
+    Tunable("HISTORY_BONUS_MAX", HISTORY_BONUS_MAX, 800, 4096, 150),
+    Tunable("CORRECTION_LIMIT", CORRECTION_LIMIT, 16, 160, 8),
+)
+(P_RFP_MARGIN, P_RFP_MAX_DEPTH, P_NMP_EVAL_DIVISOR, P_LMP_BASE, P_FUTILITY_MAX_DEPTH, P_FUTILITY_BASE,
+ P_FUTILITY_MARGIN, P_SEE_QUIET_MARGIN, P_SEE_CAPTURE_MARGIN, P_LMR_HISTORY_DIVISOR, P_DELTA_MARGIN,
+ P_HISTORY_BONUS_SLOPE, P_HISTORY_BONUS_OFFSET, P_HISTORY_BONUS_MAX, P_CORRECTION_LIMIT) = range(15)
+PARAMS_SIZE = len(KERNEL_TUNABLES)
+PARAM_INDEX = {t.name: i for i, t in enumerate(KERNEL_TUNABLES)}
+
 # Layout of SearchData.counters
 C_NODES, C_SELDEPTH, C_TBHITS = 0, 1, 2
 C_CUTOFFS = 3                # beta cutoffs by remaining depth (1, 2, 3, 4+), TT move or not, first move or not
@@ -195,17 +239,18 @@ SEARCH_DATA_FIELDS = [
     ("counters", np.int64, (COUNTERS_SIZE,)),
     ("reductions", np.int32, (LMR_TABLE_SIZE, LMR_TABLE_SIZE)),
     ("config", np.int32, (CONFIG_SIZE,)),
+    ("params", np.int32, (PARAMS_SIZE,)),
 ]
 SEARCH_DATA_DTYPE = np.dtype(SEARCH_DATA_FIELDS, align=True)
 SearchData = np.record  # one record of SEARCH_DATA_DTYPE; its fields read as arrays (``sd.killers``)
 
 
-def reduction_table() -> np.ndarray:
-    """Late-move reductions: LMR_BASE + ln(depth) ln(moves) / LMR_DIVISOR, in plies."""
+def reduction_table(base: float = LMR_BASE, divisor: float = LMR_DIVISOR) -> np.ndarray:
+    """Late-move reductions: base + ln(depth) ln(moves) / divisor, in plies."""
     table = np.zeros((LMR_TABLE_SIZE, LMR_TABLE_SIZE), dtype=np.int32)
     for depth in range(1, LMR_TABLE_SIZE):
         for count in range(1, LMR_TABLE_SIZE):
-            table[depth, count] = int(LMR_BASE + math.log(depth) * math.log(count) / LMR_DIVISOR)
+            table[depth, count] = int(base + math.log(depth) * math.log(count) / divisor)
     return table
 
 
@@ -219,7 +264,13 @@ def new_search_data() -> SearchData:
     sd = new_record(SEARCH_DATA_DTYPE)
     sd.reductions[:] = reduction_table()
     sd.config[:] = _default_config()
+    sd.params[:] = default_params()
     return sd
+
+
+def default_params() -> np.ndarray:
+    """The kernel's tunables at their defaults, in ``sd.params`` order."""
+    return np.array([t.default for t in KERNEL_TUNABLES], dtype=np.int32)
 
 
 def _default_config() -> np.ndarray:
@@ -298,6 +349,7 @@ def cutoff_slot(depth, had_tt_move, first):
 def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth, ply):
     """Score of the position searched ``depth`` plies deep within (alpha, beta); root at ply 0."""
     config = sd.config
+    params = sd.params
     counters = sd.counters
     pv_node = beta - alpha > 1
     root = ply == 0
@@ -456,7 +508,7 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
                     gain = SEE_VALUE[captured_type(pos, move)]
                     if move_kind(move) == PROMOTION:
                         gain += SEE_VALUE[QUEEN] - SEE_VALUE[PAWN]
-                    if stand_pat + gain + DELTA_MARGIN <= alpha:
+                    if stand_pat + gain + params[P_DELTA_MARGIN] <= alpha:
                         continue
                 # SEE pruning: moves that lose material are not worth a look.
                 if not see_ge(pos, tab, move, QS_SEE_THRESHOLD):
@@ -497,8 +549,9 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
         eval_estimate = tt_score  # the TT score is a better guess than the static eval
 
     # Step 7. Reverse futility pruning: far above beta at low depth, assume a cutoff.
-    if (config[CFG_REVERSE_FUTILITY] and not pv_node and not checked and excluded == 0 and depth <= RFP_MAX_DEPTH
-            and eval_estimate - RFP_MARGIN * (depth - (RFP_IMPROVING_DEPTH if improving else 0)) >= beta
+    if (config[CFG_REVERSE_FUTILITY] and not pv_node and not checked and excluded == 0
+            and depth <= params[P_RFP_MAX_DEPTH]
+            and eval_estimate - params[P_RFP_MARGIN] * (depth - (RFP_IMPROVING_DEPTH if improving else 0)) >= beta
             and abs(beta) < MATE_IN_MAX_PLY):
         return eval_estimate
 
@@ -508,7 +561,7 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
             and depth >= NMP_MIN_DEPTH and eval_estimate >= beta and abs(beta) < MATE_IN_MAX_PLY
             and ply >= sd.nmp_min_ply[0] and has_non_pawn_material(pos, side)):
         r = (NMP_BASE_REDUCTION + depth // NMP_DEPTH_DIVISOR
-             + min((eval_estimate - beta) // NMP_EVAL_DIVISOR, NMP_EVAL_MAX))
+             + min((eval_estimate - beta) // params[P_NMP_EVAL_DIVISOR], NMP_EVAL_MAX))
         sd.path_moves[ply] = 0
         make_null_move(pos, tab)
         tt_prefetch(tt, pos.keys[pos.state[ST_PLY]])
@@ -580,9 +633,9 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
             if quiet:
                 if (skip_quiets
                         or (depth <= LMP_MAX_DEPTH and moves_searched
-                            >= (LMP_BASE + depth * depth) // (1 if improving else LMP_NOT_IMPROVING_DIVISOR))
-                        or (depth <= FUTILITY_MAX_DEPTH and not checked
-                            and static_eval + FUTILITY_BASE + FUTILITY_MARGIN * depth <= alpha)):
+                            >= (params[P_LMP_BASE] + depth * depth) // (1 if improving else LMP_NOT_IMPROVING_DIVISOR))
+                        or (depth <= params[P_FUTILITY_MAX_DEPTH] and not checked
+                            and static_eval + params[P_FUTILITY_BASE] + params[P_FUTILITY_MARGIN] * depth <= alpha)):
                     skip_quiets = True
                     if not check_info_ready:
                         ck_king, ck_pawn, ck_knight, ck_bishop, ck_rook, ck_discoverers = check_squares(pos, tab)
@@ -590,9 +643,9 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
                     if not gives_check_fast(pos, tab, move, ck_king, ck_pawn, ck_knight, ck_bishop, ck_rook,
                                             ck_discoverers):
                         continue
-                elif depth <= SEE_PRUNE_MAX_DEPTH and not see_ge(pos, tab, move, -SEE_QUIET_MARGIN * depth):
+                elif depth <= SEE_PRUNE_MAX_DEPTH and not see_ge(pos, tab, move, -params[P_SEE_QUIET_MARGIN] * depth):
                     continue
-            elif depth <= SEE_PRUNE_MAX_DEPTH and not see_ge(pos, tab, move, -SEE_CAPTURE_MARGIN * depth):
+            elif depth <= SEE_PRUNE_MAX_DEPTH and not see_ge(pos, tab, move, -params[P_SEE_CAPTURE_MARGIN] * depth):
                 continue
 
         # The child probes its bucket first thing: ask for it before making the move.
@@ -648,7 +701,7 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
                     # Floor division on purpose: any bad history reduces one ply more (rounding
                     # towards zero instead lost 23 Elo in session 45).
                     reduction -= quiet_history(sd.history, sd.continuation, side, move, piece_to, previous1,
-                                               previous2) // LMR_HISTORY_DIVISOR
+                                               previous2) // params[P_LMR_HISTORY_DIVISOR]
                 if reduction < 0:
                     reduction = 0
                 if reduction > new_depth - 1:
@@ -707,7 +760,7 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
             previous = pos.history[pos.state[ST_PLY] - 1, H_MOVE]
             if previous != 0:
                 sd.counter_moves[pos.board[move_to(previous)], move_to(previous)] = best_move
-        bonus = min(HISTORY_BONUS_SLOPE * depth - HISTORY_BONUS_OFFSET, HISTORY_BONUS_MAX)
+        bonus = min(params[P_HISTORY_BONUS_SLOPE] * depth - params[P_HISTORY_BONUS_OFFSET], params[P_HISTORY_BONUS_MAX])
         for j in range(quiets_tried):
             tried = sd.quiets[ply, j]
             update_quiet_history(sd, side, tried, piece_to_index(pos, tried), previous1, previous2,
@@ -732,7 +785,8 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
                 and abs(best) < TB_WIN - MAX_PLY and best != tb_floor
                 and not (bound == BOUND_LOWER and best <= static_eval)
                 and not (bound == BOUND_UPPER and best >= static_eval)):
-            error = max(-CORRECTION_LIMIT, min(best - raw_eval, CORRECTION_LIMIT)) * CORRECTION_GRAIN
+            limit = params[P_CORRECTION_LIMIT]
+            error = max(-limit, min(best - raw_eval, limit)) * CORRECTION_GRAIN
             weight = min(depth + CORRECTION_WEIGHT_OFFSET, CORRECTION_MAX_WEIGHT)
             entry = sd.correction[side, correction_slot]
             sd.correction[side, correction_slot] = ((entry * (CORRECTION_WEIGHT_SCALE - weight) + error * weight)

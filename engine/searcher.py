@@ -58,13 +58,19 @@ from engine.search import (
     INFINITE,
     K_NODE_LIMIT,
     K_STOP,
+    KERNEL_TUNABLES,
+    LMR_BASE,
+    LMR_DIVISOR,
+    PARAM_INDEX,
     ROOT_COUNT,
     ROOT_PV_START,
     SearchData,
+    Tunable,
     age_history,
     clear_heuristics,
     new_control,
     new_search_data,
+    reduction_table,
     search,
     tt_move_of,
 )
@@ -83,6 +89,15 @@ BOUND_REPORT_AFTER = 1.0     # seconds: report lowerbound/upperbound lines only 
 WATCHDOG_PERIOD = 0.010      # longest sleep of the watchdog between clock checks
 MAX_SEARCH_DEPTH = MAX_PLY - 8
 MAX_THREADS = 256            # the Threads option's upper end
+
+# The driver's tunables, beside the kernel's (``engine.search.KERNEL_TUNABLES``): the
+# late-move reduction table's two constants in hundredths, and the aspiration window.
+DRIVER_TUNABLES = (
+    Tunable("LMR_BASE_X100", round(LMR_BASE * 100), 0, 150, 8),
+    Tunable("LMR_DIVISOR_X100", round(LMR_DIVISOR * 100), 150, 350, 12),
+    Tunable("ASPIRATION_DELTA", ASPIRATION_DELTA, 8, 50, 3),
+)
+TUNABLES = KERNEL_TUNABLES + DRIVER_TUNABLES
 
 
 def widen_window(alpha: int, beta: int, score: int, delta: int) -> tuple[int, int, int]:
@@ -182,6 +197,8 @@ class Searcher:
         self.weights = load_weights()  # the evaluation's weight table (``EvalFile``)
         self.ev = make_evaluator(self.weights)  # one per searching thread (scratch attack maps)
         self.multipv = 1
+        self.tunables = {t.name: t.default for t in TUNABLES}  # current values (``set_tunable``)
+        self.aspiration_delta = ASPIRATION_DELTA
         self.strength: StrengthLevel | None = None  # a weakened level (``engine.strength``), None: full strength
         self.strength_rng = random.Random()
         self._lines_wanted = 1  # MultiPV lines this search computes (more than MultiPV when weakened)
@@ -229,8 +246,28 @@ class Searcher:
         """Search with ``count`` threads: this one and ``count - 1`` helpers (not while searching)."""
         count = max(1, min(count, MAX_THREADS))
         while len(self.helpers) < count - 1:
-            self.helpers.append(Helper(new_search_data(), make_evaluator(self.weights), make_scratch()))
+            sd = new_search_data()
+            sd.params[:] = self.sd.params  # the tunables as set, not their defaults
+            sd.reductions[:] = self.sd.reductions
+            self.helpers.append(Helper(sd, make_evaluator(self.weights), make_scratch()))
         del self.helpers[count - 1:]
+
+    def set_tunable(self, name: str, value: int) -> None:
+        """Give the search parameter ``name`` (one of ``TUNABLES``) the value ``value`` (not while searching)."""
+        if name not in self.tunables:
+            raise KeyError(f"no tunable named {name!r}")
+        self.tunables[name] = value
+        every_sd = [self.sd] + [helper.sd for helper in self.helpers]
+        if name in PARAM_INDEX:
+            for sd in every_sd:
+                sd.params[PARAM_INDEX[name]] = value
+        elif name in ("LMR_BASE_X100", "LMR_DIVISOR_X100"):
+            table = reduction_table(self.tunables["LMR_BASE_X100"] / 100,
+                                    max(self.tunables["LMR_DIVISOR_X100"], 1) / 100)
+            for sd in every_sd:
+                sd.reductions[:] = table
+        elif name == "ASPIRATION_DELTA":
+            self.aspiration_delta = value
 
     def set_weights(self, weights: np.ndarray) -> None:
         """Evaluate with ``weights`` from now on (``EvalFile``; not while searching).
@@ -538,7 +575,7 @@ class Searcher:
         """One iteration of one PV line: the kernel in an aspiration window around ``guess``,
         widened and searched again until the score falls inside (or the stop flag rises).
         ``data`` holds the arrays of ``sd`` (``field_views``)."""
-        delta = ASPIRATION_DELTA
+        delta = self.aspiration_delta
         if depth >= ASPIRATION_MIN_DEPTH and guess is not None and abs(guess) < MATE_IN_MAX_PLY:
             alpha, beta = max(guess - delta, -INFINITE), min(guess + delta, INFINITE)
         else:

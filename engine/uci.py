@@ -15,6 +15,7 @@ message names).
 from __future__ import annotations
 
 import math
+import os
 import queue
 import random
 import sys
@@ -244,6 +245,21 @@ def default_options() -> list[Option]:
     ]
 
 
+TUNING_SWITCH = "NUMBAT_TUNE"  # set (not 0): the search's tunables are UCI options too (``engine.tools.spsa``)
+
+
+def tuning_mode() -> bool:
+    """Whether this process lists the search's tunables as options (for the SPSA tuner, never for users)."""
+    return os.environ.get(TUNING_SWITCH, "0").strip().lower() not in ("", "0", "false", "no", "off")
+
+
+def tuning_options() -> list[Option]:
+    """One spin option per search tunable, named as in the code, with its default and the tuner's range."""
+    from engine.searcher import TUNABLES  # the compiled core: loaded early, in tuning mode only
+
+    return [Option(t.name, "spin", t.default, t.low, t.high) for t in TUNABLES]
+
+
 # Options that only inform the engine: setting one never interrupts a search (a GUI may
 # send them while the engine ponders).
 INFORMATIONAL_OPTIONS = frozenset({"ponder", "uci_opponent", "uci_analysemode"})
@@ -273,7 +289,13 @@ class UciEngine:
         # plays the new moves (replaying 180 moves took some 11 ms, more than 1+0.01's increment).
         self._position_setup: tuple[str, bool] | None = None
         self._position_moves: list[str] = []
-        self.options = {option.name.lower(): option for option in default_options()}
+        options = default_options()
+        self.tunable_keys: frozenset[str] = frozenset()
+        if tuning_mode():
+            tunables = tuning_options()
+            self.tunable_keys = frozenset(option.name.lower() for option in tunables)
+            options += tunables
+        self.options = {option.name.lower(): option for option in options}
         for option in self.options.values():
             option.value = option.default
         self._searcher: Searcher | None = None  # created on first use
@@ -428,6 +450,8 @@ class UciEngine:
             self.load_tablebases()
         elif key.startswith("syzygy") and self._searcher is not None:
             self._configure_tablebases(self._searcher)
+        elif key in self.tunable_keys and self._searcher is not None:
+            self._searcher.set_tunable(option.name, self.spin(key))
 
     def load_tablebases(self) -> None:
         """Have the searcher open the SyzygyPath folders; problems and the result go out as info strings."""
@@ -453,6 +477,8 @@ class UciEngine:
             searcher.move_overhead = self.spin("move overhead") / 1000
             searcher.strength = self.strength_level()
             self._configure_tablebases(searcher)
+            for key in self.tunable_keys:
+                searcher.set_tunable(self.options[key].name, self.spin(key))
             self._searcher = searcher
             if self.text("evalfile") not in ("", "<default>"):
                 self.load_eval_file(searcher)

@@ -525,7 +525,7 @@ def _syzygy_max_pieces(path: str) -> int:
     return largest
 
 
-class _GamePlayer:
+class GamePlayer:
     """Plays games for one worker thread: owns that worker's engine processes and tablebase handle."""
 
     def __init__(self, config: MatchConfig, stop: threading.Event) -> None:
@@ -855,7 +855,7 @@ def run_match(config: MatchConfig, on_game: Callable[[GameRecord], None] | None 
     events: queue.Queue[tuple[str, Any]] = queue.Queue()
 
     def worker() -> None:
-        player = _GamePlayer(config, stop)
+        player = GamePlayer(config, stop)
         try:
             while not stop.is_set():
                 try:

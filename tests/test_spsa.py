@@ -1,0 +1,193 @@
+"""The search's tunables and the SPSA tuner: hidden from users, live in tuning mode, a run that resumes."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import chess
+import chess.engine
+import pytest
+
+from engine import search
+from engine.board import Board
+from engine.searcher import DRIVER_TUNABLES, TUNABLES, Searcher
+from engine.timeman import Limits
+from engine.tools import spsa
+from engine.uci import TUNING_SWITCH
+
+REPO = Path(__file__).resolve().parents[1]
+ENGINE = [sys.executable, str(REPO / "run_engine.py")]
+MIDGAME = "r1bq1rk1/pp2bppp/2n1pn2/2pp4/3P4/2PBPN2/PP1N1PPP/R1BQ1RK1 w - - 0 8"
+
+
+def uci_lines(text: str, tuning: bool) -> list[str]:
+    """The output of a fresh engine fed ``text``, with or without the tuning switch."""
+    env = {**os.environ, TUNING_SWITCH: "1" if tuning else "0"}
+    out = subprocess.run(ENGINE, input=text, capture_output=True, text=True, timeout=120, cwd="/", env=env)
+    assert out.returncode == 0, out.stderr
+    return out.stdout.splitlines()
+
+
+def test_every_tunable_has_its_constant_as_default_and_a_range_around_it() -> None:
+    names = [t.name for t in TUNABLES]
+    assert len(names) == len(set(names))
+    for t in search.KERNEL_TUNABLES:
+        assert t.default == getattr(search, t.name), t.name  # the named constant stays the default
+        assert search.PARAM_INDEX[t.name] == getattr(search, "P_" + t.name)
+    for t in TUNABLES:
+        assert t.low < t.default < t.high and 0 < t.step < t.high - t.low, t.name
+    assert {t.name for t in DRIVER_TUNABLES} == {"LMR_BASE_X100", "LMR_DIVISOR_X100", "ASPIRATION_DELTA"}
+    assert (search.new_search_data().params == search.default_params()).all()
+    assert spsa.TUNING_SWITCH == TUNING_SWITCH
+
+
+def test_tunables_are_uci_options_only_in_tuning_mode() -> None:
+    normal = uci_lines("uci\nsetoption name RFP_MARGIN value 80\nisready\nquit\n", tuning=False)
+    assert not any("RFP_MARGIN" in line for line in normal if line.startswith("option"))
+    assert any("unknown option 'RFP_MARGIN'" in line for line in normal)
+    tuning = uci_lines("uci\nsetoption name RFP_MARGIN value 999\nisready\nquit\n", tuning=True)
+    declared = [line for line in tuning if line.startswith("option name")]
+    for t in TUNABLES:
+        assert f"option name {t.name} type spin default {t.default} min {t.low} max {t.high}" in declared
+    assert any("RFP_MARGIN must be between 30 and 150" in line for line in tuning)
+    assert tuning[-1] == "readyok"
+
+
+def test_a_tunable_set_through_uci_changes_the_search_and_its_default_restores_it() -> None:
+    env = {**os.environ, TUNING_SWITCH: "1"}
+    with chess.engine.SimpleEngine.popen_uci(ENGINE, env=env) as engine:
+        engine.configure({"OwnBook": False})
+
+        def nodes(values: dict[str, int]) -> int:
+            engine.configure(values)
+            info = engine.analyse(chess.Board(MIDGAME), chess.engine.Limit(depth=9), game=object())
+            return int(info["nodes"])
+
+        default = nodes({})
+        assert nodes({"RFP_MARGIN": 75}) == default
+        assert nodes({"RFP_MARGIN": 140}) != default
+        assert nodes({"RFP_MARGIN": 75, "LMR_DIVISOR_X100": 150}) != default
+        assert nodes({"LMR_DIVISOR_X100": 225}) == default
+
+
+def test_searcher_tunables_reach_every_thread_and_the_reduction_table() -> None:
+    searcher = Searcher(hash_mb=8)
+    searcher.set_threads(2)
+    searcher.set_tunable("FUTILITY_MARGIN", 123)
+    searcher.set_tunable("LMR_BASE_X100", 100)
+    searcher.set_threads(3)  # a helper made after the change gets the values in use
+    for sd in [searcher.sd] + [h.sd for h in searcher.helpers]:
+        assert sd.params[search.P_FUTILITY_MARGIN] == 123
+        assert (sd.reductions == search.reduction_table(1.0, search.LMR_DIVISOR)).all()
+    searcher.set_tunable("ASPIRATION_DELTA", 35)
+    assert searcher.aspiration_delta == 35
+    with pytest.raises(KeyError):
+        searcher.set_tunable("NO_SUCH_THING", 1)
+    best, _ = searcher.think(Board(MIDGAME), Limits(depth=6), None)
+    assert best != 0
+
+
+def small_state(iterations: int = 200, seed: int = 7) -> spsa.TuningState:
+    settings = spsa.RunSettings(engine={"cmd": ["none"]}, iterations=iterations, seed=seed, nodes=1000,
+                                check_every=4, record_every=5)
+    return spsa.new_state(settings, TUNABLES, ["RFP_MARGIN", "FUTILITY_BASE", "LMR_BASE_X100"])
+
+
+def test_the_gain_schedule_ends_at_c_end_and_r_end() -> None:
+    state = small_state(iterations=1000)
+    schedule = state.schedule
+    p = state.params[0]
+    last = schedule.iterations - 1
+    assert math.isclose(schedule.c_k(p, last), p.c_end, rel_tol=1e-3)
+    assert math.isclose(schedule.a_k(p, last), p.r_end * p.c_end ** 2, rel_tol=1e-3)
+    assert schedule.c_k(p, 0) > schedule.c_k(p, 500) > schedule.c_k(p, last)
+    assert schedule.a_k(p, 0) > schedule.a_k(p, 500) > schedule.a_k(p, last)
+
+
+def test_sides_are_the_values_plus_and_minus_the_perturbation_within_range() -> None:
+    state = small_state()
+    state.params[1].value = 0.0  # FUTILITY_BASE at its lower end: the minus side is clamped
+    plus, minus = state.sides(3)
+    delta = state.perturbation(3)
+    assert delta == state.perturbation(3) and set(delta.values()) <= {-1, 1}
+    for p in state.params:
+        c = state.schedule.c_k(p, 3)
+        assert plus[p.name] == round(p.clamp(p.value + c * delta[p.name]))
+        assert minus[p.name] == round(p.clamp(p.value - c * delta[p.name]))
+        assert p.low <= minus[p.name] <= p.high and p.low <= plus[p.name] <= p.high
+
+
+def test_spsa_climbs_towards_a_hidden_optimum() -> None:
+    """A fake match whose expected score favours values nearer a hidden optimum: the run
+    must move every parameter towards it (a tuner that ignored results would not)."""
+    optimum = {"RFP_MARGIN": 110, "FUTILITY_BASE": 40, "LMR_BASE_X100": 100}
+    state = small_state(iterations=3000)
+    for p in state.params:
+        p.r_end = 0.02
+    rng = random.Random(5)
+
+    def strength(values: dict[str, int]) -> float:
+        return -sum(((values[n] - optimum[n]) / 20) ** 2 for n in optimum)
+
+    def play(a: dict[str, int], b: dict[str, int], pair: int) -> tuple[tuple[float, float], int]:
+        edge = 1 / (1 + 10 ** ((strength(b) - strength(a)) * 40 / 400))
+        return (float(rng.random() < edge), float(rng.random() < edge)), 0
+
+    spsa.run(state, None, concurrency=1, play=play, progress=False)
+    assert state.iteration == 3000
+    for p in state.params:
+        assert abs(p.value - optimum[p.name]) < abs(p.start - optimum[p.name]) / 2, (p.name, p.value)
+    assert state.check_elo().elo > 0  # the check pairs saw the gain
+    assert sum(state.plus_wdl) == 2 * state.iteration
+
+
+def test_a_stopped_run_resumes_from_its_checkpoint_to_the_same_values(tmp_path: Path) -> None:
+    """Deterministic fake games: 60 pairs in one go, or 25 then the rest after a reload, end equal."""
+
+    def play(a: dict[str, int], b: dict[str, int], pair: int) -> tuple[tuple[float, float], int]:
+        first = 1.0 if (a["RFP_MARGIN"] + pair) % 3 == 0 else 0.5
+        second = 0.0 if (b["FUTILITY_BASE"] + pair) % 5 == 0 else 0.5
+        return (first, second), 0
+
+    whole = small_state(iterations=60)
+    spsa.run(whole, None, play=play, progress=False)
+
+    path = tmp_path / "state.json"
+    part = small_state(iterations=60)
+    spsa.run(part, path, max_pairs=25, play=play, progress=False)
+    saved = json.loads(path.read_text())
+    assert saved["pairs"] == 25 and saved["iteration"] < 25  # every fourth pair is a check pair
+    resumed = spsa.TuningState.load(path)
+    spsa.run(resumed, path, play=play, progress=False)
+    assert resumed.iteration == whole.iteration == 60
+    assert [p.value for p in resumed.params] == pytest.approx([p.value for p in whole.params], abs=1e-9)
+    assert resumed.checks == whole.checks and resumed.history == whole.history
+    assert spsa.TuningState.load(path).to_json()["params"] == resumed.to_json()["params"]
+
+
+def test_report_and_running_elo() -> None:
+    state = small_state()
+    state.checks = [[i, 1.5] for i in range(10)]
+    curve = spsa.running_elo(state)
+    assert len(curve) == 10 and curve[-1][1] > 0 and curve[-1][2] <= curve[-1][1] <= curve[-1][3]
+    text = spsa.report(state)
+    assert "setoption name RFP_MARGIN value 75" in text and "10 check pairs" in text
+
+
+def test_the_tuner_plays_real_games_with_the_tunables_set(tmp_path: Path) -> None:
+    """Two real engines in tuning mode, very short fixed-node games: two pairs, a checkpoint, a report."""
+    path = tmp_path / "run.json"
+    pgn = tmp_path / "games.pgn"
+    code = spsa.main(["--state", str(path), "--engine", f"cmd={sys.executable} {REPO / 'run_engine.py'}",
+                      "option.OwnBook=false", "--nodes", "1500", "--iterations", "100", "--params",
+                      "RFP_MARGIN,ASPIRATION_DELTA", "--max-pairs", "2", "--pgn", str(pgn)])
+    assert code == 0
+    state = spsa.TuningState.load(path)
+    assert state.pairs == 2 and state.games == 4 and state.iteration == 2 and state.faults == 0
+    assert pgn.read_text().count("[Result ") == 4
