@@ -1,0 +1,55 @@
+"""Evaluation data from self-play: quiet labelled positions, reproducible and resumable runs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import chess
+
+from engine.tools import selfplay
+
+OPENINGS = [
+    "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2",
+    "rnbqkb1r/pppppppp/5n2/8/3P4/8/PPP1PPPP/RNBQKBNR w KQkq - 1 2",
+    "rnbqkbnr/pp1ppppp/8/2p5/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2",
+]
+
+
+def run(tmp_path: Path, name: str, games: int, *extra: str) -> list[str]:
+    openings = tmp_path / "openings.epd"
+    openings.write_text("\n".join(OPENINGS) + "\n")
+    out = tmp_path / name
+    code = selfplay.main(["--out", str(out), "--games", str(games), "--nodes", "800", "--openings", str(openings),
+                          "--max-plies", "120", "--no-progress", *extra])
+    assert code == 0
+    return out.read_text().splitlines()
+
+
+def test_positions_are_quiet_and_carry_the_game_result(tmp_path: Path) -> None:
+    lines = run(tmp_path, "data.txt", 3)
+    progress = json.loads((tmp_path / "data.txt.progress.json").read_text())
+    assert progress["games"] == 3 and progress["positions"] == len(lines) > 30
+    assert sum(progress["results"]) == 3
+    for line in lines:
+        fen, score, result = line.split(";")
+        board = chess.Board(fen)
+        assert board.is_valid() and not board.is_check(), fen
+        assert abs(int(score)) < selfplay.MATE_BOUND
+        assert result in ("1.0", "0.5", "0.0")
+
+
+def test_a_resumed_run_writes_what_one_run_writes(tmp_path: Path) -> None:
+    whole = run(tmp_path, "whole.txt", 4)
+    run(tmp_path, "parts.txt", 2)
+    parts = run(tmp_path, "parts.txt", 4)
+    assert parts == whole
+
+
+def test_adjudication_needs_the_scores_to_agree_long_enough() -> None:
+    cfg = selfplay.SelfPlaySettings(win_plies=3, win_score=500, draw_from=10, draw_plies=3, draw_score=10)
+    assert selfplay.adjudicate([600, 700, 800], 20, cfg) == (1.0, "adjudicated win")
+    assert selfplay.adjudicate([-600, -700, -800], 20, cfg) == (0.0, "adjudicated win")
+    assert selfplay.adjudicate([600, 400, 800], 20, cfg) is None
+    assert selfplay.adjudicate([5, -5, 0], 20, cfg) == (0.5, "adjudicated draw")
+    assert selfplay.adjudicate([5, -5, 0], 8, cfg) is None  # too early for a draw
