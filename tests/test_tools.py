@@ -127,6 +127,30 @@ def test_numbat_self_match_writes_valid_pgn(tmp_path: Path) -> None:
             assert board.is_checkmate()
 
 
+def test_chess960_match_plays_legal_games_from_chess960_openings(tmp_path: Path) -> None:
+    """Openings with castling rights on rooks away from the a/h files, both engines in Chess960
+    mode: every game is legal as a Chess960 game, and the PGN says so."""
+    epd = tmp_path / "frc.epd"
+    epd.write_text("nrbbqkrn/pppppppp/8/8/8/8/PPPPPPPP/NRBBQKRN w KQkq - 0 1\n"
+                   "bbrnkqnr/pppppppp/8/8/8/8/PPPPPPPP/BBRNKQNR w KQkq - 0 1\n")
+    pgn = tmp_path / "frc.pgn"
+    config = MatchConfig(
+        engines=[EngineConfig(cmd=NUMBAT, name="numbat"), EngineConfig(cmd=NUMBAT, name="numbat")],
+        openings=str(epd), chess960=True, nodes=1500, games=2, rounds=2, maxmoves=60, pgn_out=str(pgn),
+        progress=False, start_timeout=300.0, hang_timeout=120.0)
+    result = run_match(config)
+    assert len(result.games) == 4
+    for stats in result.engines.values():
+        assert (stats.time_losses, stats.illegal_moves, stats.crashes) == (0, 0, 0)
+    for game in _read_games(pgn):
+        assert game.headers["Variant"] == "Chess960" and not game.errors
+        board = game.board()
+        assert board.chess960 and board.castling_rights  # the rights survived the opening's parse
+        for move in game.mainline_moves():
+            assert move in board.legal_moves
+            board.push(move)
+
+
 def test_numbat_suite_solves_mate_in_one(tmp_path: Path) -> None:
     epd = tmp_path / "mate.epd"
     epd.write_text('6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - bm Ra8#; id "back-rank mate";\n')

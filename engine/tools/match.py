@@ -190,6 +190,8 @@ class MatchConfig:
     """Play at most this many plies of each PGN opening (default: the whole game)."""
     seed: int | None = None
     """Seed of the opening shuffle; ``None`` picks one (reported in the result)."""
+    chess960: bool = False
+    """The openings are Chess960 positions (``UCI_Chess960`` is set for the engines that have it)."""
     tc: TimeControl | None = None
     nodes: int | None = None
     depth: int | None = None
@@ -298,23 +300,25 @@ class Opening:
     fen: str = chess.STARTING_FEN
     moves: tuple[str, ...] = ()
     """Book moves in UCI notation."""
+    chess960: bool = False
+    """A Chess960 position (castling rights name the rooks; engines get ``UCI_Chess960``)."""
 
     def board(self) -> chess.Board:
         """The board after the book moves, with the moves on its stack (for repetitions and PGN)."""
-        board = chess.Board(self.fen)
+        board = chess.Board(self.fen, chess960=self.chess960)
         for uci in self.moves:
             board.push_uci(uci)
         return board
 
 
-def parse_opening_line(line: str) -> Opening:
+def parse_opening_line(line: str, chess960: bool = False) -> Opening:
     """An :class:`Opening` from an EPD line, or a FEN with move counters (as in the opening books)."""
     tokens = line.split()
     if len(tokens) >= 6 and tokens[4].isdigit() and tokens[5].isdigit():
-        board = chess.Board(" ".join(tokens[:6]))
+        board = chess.Board(" ".join(tokens[:6]), chess960=chess960)
     else:
-        board, _ = chess.Board.from_epd(line)
-    return Opening(board.fen())
+        board, _ = chess.Board.from_epd(line, chess960=chess960)
+    return Opening(board.fen(), chess960=chess960)
 
 
 class OpeningBook:
@@ -325,9 +329,10 @@ class OpeningBook:
     """
 
     def __init__(self, path: str | None, order: str = "random", seed: int = 0,
-                 plies: int | None = None) -> None:
+                 plies: int | None = None, chess960: bool = False) -> None:
         self.path = path
         self.plies = plies
+        self.chess960 = chess960
         self._lines: list[str] = []
         self._offsets: list[int] = []
         self._cache: dict[int, Opening] = {}
@@ -359,7 +364,7 @@ class OpeningBook:
     def get(self, index: int) -> Opening:
         """Opening number ``index`` of the shuffled order (wrapping around at the end of the file)."""
         if self.path is None:
-            return Opening()
+            return Opening(chess960=self.chess960)
         entry = self._order[index % self._size]
         with self._lock:
             cached = self._cache.get(entry)
@@ -375,7 +380,7 @@ class OpeningBook:
         assert self.path is not None
         if self._lines:
             try:
-                return parse_opening_line(self._lines[entry])
+                return parse_opening_line(self._lines[entry], self.chess960)
             except ValueError as exc:
                 raise MatchError(f"{self.path}: bad opening line {self._lines[entry]!r}: {exc}") from exc
         with open(self.path, encoding="utf-8-sig", errors="replace") as handle:
@@ -386,7 +391,7 @@ class OpeningBook:
         moves = [m.uci() for m in game.mainline_moves()]
         if self.plies is not None:
             moves = moves[: self.plies]
-        return Opening(game.board().fen(), tuple(moves))
+        return Opening(game.board().fen(), tuple(moves), self.chess960)
 
 
 # ---------------------------------------------------------------------------
@@ -719,7 +724,7 @@ class GamePlayer:
         """The game as PGN text, book moves marked ``book`` and engine moves with score/depth/time."""
         cfg = self.config
         game = chess.pgn.Game()
-        game.setup(chess.Board(opening.fen))
+        game.setup(chess.Board(opening.fen, chess960=opening.chess960))
         game.headers["Event"] = cfg.event
         game.headers["Site"] = "?"
         game.headers["Date"] = date.today().strftime("%Y.%m.%d")
@@ -832,7 +837,7 @@ def run_match(config: MatchConfig, on_game: Callable[[GameRecord], None] | None 
     config = dataclasses.replace(config, engines=[dataclasses.replace(e) for e in config.engines])
     _unique_names(config.engines)
     seed = config.seed if config.seed is not None else random.SystemRandom().randrange(2**31)
-    book = OpeningBook(config.openings, config.opening_order, seed, config.opening_plies)
+    book = OpeningBook(config.openings, config.opening_order, seed, config.opening_plies, config.chess960)
     names = [e.name for e in config.engines]
     if config.gauntlet:
         index_pairs = [(0, j) for j in range(1, len(names))]
@@ -1015,6 +1020,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--order", choices=("random", "sequential"), default="random", help="opening order")
     ap.add_argument("--seed", type=int, help="opening shuffle seed (default: random, printed)")
     ap.add_argument("--opening-plies", type=int, help="play at most N plies of each PGN opening")
+    ap.add_argument("--chess960", action="store_true",
+                    help="the openings are Chess960 positions (e.g. FRC_openings.epd)")
     ap.add_argument("--tc", type=TimeControl.parse, help="clock BASE+INC in seconds, e.g. 10+0.1, or MOVES/BASE+INC "
                     "for a repeating control, e.g. 40/60 (40 moves in 60 s, movestogo sent)")
     ap.add_argument("--nodes", type=int, help="nodes per move")
@@ -1050,6 +1057,7 @@ def config_from_args(args: argparse.Namespace) -> MatchConfig:
     return MatchConfig(
         engines=[parse_engine(tokens) for tokens in args.engine],
         openings=args.openings, opening_order=args.order, opening_plies=args.opening_plies, seed=args.seed,
+        chess960=args.chess960,
         tc=args.tc, nodes=args.nodes, depth=args.depth, movetime=args.movetime, timemargin_ms=args.timemargin,
         games=args.games, rounds=args.rounds, concurrency=args.concurrency,
         draw=parse_settings(DrawAdjudication, args.draw, "--draw") if args.draw is not None else None,

@@ -446,6 +446,8 @@ def report(state: TuningState) -> str:
         lines.append(f"{p.name:<22} {p.start:>8.0f} {p.value:>9.2f} {moved:>+7.2f}  {p.low}..{p.high}")
     lines.append("")
     lines += [f"setoption name {name} value {value}" for name, value in state.current().items()]
+    lines += ["", "as match options (NUMBAT_TUNE=1 set for the match):",
+              " ".join(f"option.{name}={value}" for name, value in state.current().items())]
     return "\n".join(lines)
 
 
