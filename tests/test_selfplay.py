@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import chess
@@ -53,3 +57,26 @@ def test_adjudication_needs_the_scores_to_agree_long_enough() -> None:
     assert selfplay.adjudicate([600, 400, 800], 20, cfg) is None
     assert selfplay.adjudicate([5, -5, 0], 20, cfg) == (0.5, "adjudicated draw")
     assert selfplay.adjudicate([5, -5, 0], 8, cfg) is None  # too early for a draw
+
+
+def test_a_run_stopped_by_sigterm_resumes_without_losing_or_repeating_a_game(tmp_path: Path) -> None:
+    whole = run(tmp_path, "whole.txt", 8)
+    openings = tmp_path / "openings.epd"
+    out = tmp_path / "stopped.txt"
+    command = [sys.executable, "-m", "engine.tools.selfplay", "--out", str(out), "--games", "8", "--nodes", "800",
+               "--openings", str(openings), "--max-plies", "120", "--no-progress"]
+    process = subprocess.Popen(command, cwd=Path(__file__).resolve().parents[1], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    progress_file = tmp_path / "stopped.txt.progress.json"
+    deadline = time.time() + 120
+    while time.time() < deadline:  # stop it once a few games are in
+        if progress_file.exists() and json.loads(progress_file.read_text())["games"] >= 2:
+            break
+        time.sleep(0.05)
+    process.send_signal(signal.SIGTERM)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 0, err
+    stopped = json.loads(progress_file.read_text())
+    assert 2 <= stopped["games"] < 8, stopped
+    assert len(out.read_text().splitlines()) == stopped["positions"]
+    assert run(tmp_path, "stopped.txt", 8) == whole

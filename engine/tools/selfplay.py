@@ -43,9 +43,10 @@ import json
 import multiprocessing
 import os
 import random
+import signal
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -189,7 +190,7 @@ def _play(index: int) -> GameData:
     return _PLAYER.play(index)
 
 
-def play_games(settings: SelfPlaySettings, first: int, count: int, workers: int = 1) -> Iterator[GameData]:
+def play_games(settings: SelfPlaySettings, first: int, count: int, workers: int = 1) -> Generator[GameData, None, None]:
     """Games ``first`` .. ``first + count - 1``, in order, played by ``workers`` processes (1: this one)."""
     indices = range(first, first + count)
     if workers <= 1:
@@ -212,6 +213,8 @@ class Progress:
     results: list[int] | None = None
     """White wins, draws, Black wins."""
     seconds: float = 0.0
+    bytes: int = 0
+    """Length of the data file after the last game recorded (a resumed run cuts anything after it)."""
 
     @classmethod
     def load(cls, path: Path) -> Progress | None:
@@ -265,24 +268,47 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     from tqdm import tqdm
 
+    signal.signal(signal.SIGTERM, _interrupt)  # a background run ignores Ctrl-C: stop cleanly on SIGTERM
+    if args.out.exists() and args.out.stat().st_size > progress.bytes:
+        with open(args.out, "r+b") as handle:  # a game written but not recorded: it is played again
+            handle.truncate(progress.bytes)
     started = time.time()
     bar = tqdm(total=args.games, initial=progress.games, unit="game", disable=args.no_progress, mininterval=2.0)
     with open(args.out, "a", encoding="utf-8") as out:
-        for game in play_games(settings, progress.games, todo, args.workers):
-            out.write("".join(line + "\n" for line in game.lines()))
-            out.flush()
-            progress.games += 1
-            progress.positions += len(game.positions)
-            progress.results[0 if game.result == 1.0 else 1 if game.result == 0.5 else 2] += 1
-            progress.seconds += time.time() - started
-            started = time.time()
+        games = play_games(settings, progress.games, todo, args.workers)
+        try:
+            for game in games:
+                out.write("".join(line + "\n" for line in game.lines()))
+                out.flush()
+                progress.bytes = out.tell()
+                record(progress, game, progress_path)
+                progress.seconds += time.time() - started
+                started = time.time()
+                bar.update(1)
+                bar.set_postfix(positions=progress.positions)
+        except KeyboardInterrupt:
+            print("stopped", file=sys.stderr)
+        finally:
+            games.close()  # ends the worker pool
             progress.save(progress_path)
-            bar.update(1)
-            bar.set_postfix(positions=progress.positions)
     bar.close()
     print(f"{progress.games} games, {progress.positions} positions, results (1-0, draw, 0-1) {progress.results}, "
           f"{progress.seconds:.0f} s", file=sys.stderr)
     return 0
+
+
+def record(progress: Progress, game: GameData, path: Path) -> None:
+    """Count a game written to the data file, and save the progress."""
+    assert progress.results is not None
+    progress.games += 1
+    progress.positions += len(game.positions)
+    progress.results[0 if game.result == 1.0 else 1 if game.result == 0.5 else 2] += 1
+    progress.save(path)
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    """SIGTERM: stop as Ctrl-C does."""
+    raise KeyboardInterrupt
 
 
 if __name__ == "__main__":

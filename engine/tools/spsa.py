@@ -51,6 +51,7 @@ import json
 import math
 import os
 import random
+import signal
 import sys
 import threading
 import time
@@ -526,6 +527,11 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _interrupt(signum: int, frame: Any) -> None:
+    """SIGTERM: stop as Ctrl-C does."""
+    raise KeyboardInterrupt
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.state.exists():
@@ -554,6 +560,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         state.save(args.state)
     if not args.report:
         quiet_engine_log()
+        # A run in the background ignores Ctrl-C (SIGINT); SIGTERM stops it as cleanly: the
+        # games under way are dropped, the engines quit and the checkpoint is written.
+        signal.signal(signal.SIGTERM, _interrupt)
         deadline = time.time() + 60 * args.minutes if args.minutes else None
         try:
             run(state, args.state, args.concurrency, args.max_pairs, deadline, args.pgn)
