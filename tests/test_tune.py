@@ -46,3 +46,22 @@ def test_weights_file_round_trips(tmp_path) -> None:
     E.save_weights(weights, path, header="test")
     assert np.array_equal(E.load_weights(path), weights)
     assert path.read_text().startswith("# test\n")
+
+
+def test_the_sparse_and_the_dense_feature_matrix_give_the_same_loss_and_gradient() -> None:
+    import numpy as np
+
+    from engine.tools.tune import LinearEval
+
+    rng = np.random.default_rng(3)
+    X = (rng.random((500, 40)) < 0.1) * rng.integers(-3, 4, (500, 40))
+    phase, scale, mop_up = rng.integers(0, 25, 500), rng.integers(0, 65, 500), rng.integers(-50, 50, 500)
+    weights = rng.normal(0, 50, (40, 2))
+    target = rng.random(500)
+    dense = LinearEval(X, phase, scale, mop_up, sparse=False)
+    sparse = LinearEval(X, phase, scale, mop_up, sparse=True)
+    assert type(sparse.X).__module__.startswith("scipy")  # scipy is a test dependency: the fast path is tested
+    loss_d, grad_d = dense.loss_and_gradient(weights, target)
+    loss_s, grad_s = sparse.loss_and_gradient(weights, target)
+    assert np.allclose(dense(weights), sparse(weights), atol=1e-3)
+    assert abs(loss_d - loss_s) < 1e-7 and np.allclose(grad_d, grad_s, rtol=1e-4, atol=1e-9)

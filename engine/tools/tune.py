@@ -27,6 +27,7 @@ import math
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from tqdm import tqdm
@@ -80,16 +81,27 @@ def sigmoid(x: np.ndarray) -> np.ndarray:
 class LinearEval:
     """The evaluation as a function of its weights, over a fixed feature matrix."""
 
-    def __init__(self, X: np.ndarray, phase: np.ndarray, scale: np.ndarray, mop_up: np.ndarray) -> None:
-        self.X = X.astype(np.float32)
+    def __init__(self, X: np.ndarray, phase: np.ndarray, scale: np.ndarray, mop_up: np.ndarray,
+                 sparse: bool = True) -> None:
+        # Each position has some 30 non-zero counts of 355, so with scipy (the ``tools``
+        # extra) X is kept sparse: each pass over it is three or four times as fast.
         self.mg_factor = (phase / 24.0).astype(np.float32)
         self.eg_factor = (scale / 64.0 * (24.0 - phase) / 24.0).astype(np.float32)
         self.constant = (mop_up * (24.0 - phase) / 24.0).astype(np.float32)
+        self.X: Any = X.astype(np.float32)
+        self.XT: Any = self.X.T
+        if sparse:
+            try:
+                from scipy import sparse as scipy_sparse
+            except ImportError:
+                return
+            self.X = scipy_sparse.csr_matrix(self.X)
+            self.XT = self.X.T.tocsr()
 
     def __call__(self, weights: np.ndarray) -> np.ndarray:
         """Evaluation of every position (cp, White's view) for float weights [N_TERMS, 2]."""
-        w = weights.astype(np.float32)
-        return (self.X @ w[:, 0]) * self.mg_factor + (self.X @ w[:, 1]) * self.eg_factor + self.constant
+        sums = np.asarray(self.X @ weights.astype(np.float32))  # one pass over X for both phases
+        return sums[:, 0] * self.mg_factor + sums[:, 1] * self.eg_factor + self.constant
 
     def loss_and_gradient(self, weights: np.ndarray, target: np.ndarray) -> tuple[float, np.ndarray]:
         """Mean squared error of sigmoid(K * eval) against ``target`` and its gradient."""
@@ -97,10 +109,8 @@ class LinearEval:
         error = predicted - target
         loss = float(np.mean(error ** 2))
         g = (2.0 / len(target)) * error * predicted * (1.0 - predicted) * K_LOGISTIC
-        gradient = np.empty_like(weights)
-        gradient[:, 0] = self.X.T @ (g * self.mg_factor).astype(np.float32)
-        gradient[:, 1] = self.X.T @ (g * self.eg_factor).astype(np.float32)
-        return loss, gradient
+        per_phase = np.stack([g * self.mg_factor, g * self.eg_factor], axis=1).astype(np.float32)
+        return loss, np.asarray(self.XT @ per_phase).astype(weights.dtype)  # one more pass for the gradient
 
     def loss(self, weights: np.ndarray, target: np.ndarray) -> float:
         """Mean squared error only."""
