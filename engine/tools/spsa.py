@@ -475,7 +475,8 @@ def plot(state: TuningState, path: Path) -> None:
     fig, (ax_values, ax_elo) = plt.subplots(2, 1, figsize=(10, 9), sharex=True,
                                             gridspec_kw={"height_ratios": [3, 2]})
     iterations = [h["iteration"] for h in state.history]
-    ax_values.set_prop_cycle(color=plt.get_cmap("tab20").colors)  # twenty distinct colours, one per parameter
+    colours = plt.get_cmap("tab20")
+    ax_values.set_prop_cycle(color=[colours(i) for i in range(20)])  # twenty distinct colours, one per parameter
     for p in state.params:
         path_steps = [(h["values"][p.name] - p.start) / p.c_end for h in state.history]
         ax_values.plot(iterations, path_steps, label=p.name, linewidth=1)
