@@ -31,7 +31,7 @@ come back in order, so a run is reproducible and resumable: ``<out>.progress.jso
 records the games finished, and the same command goes on from there, appending to
 ``--out`` (bulk data: keep it out of git).
 
-    python -m engine.tools.selfplay --games 20000 --nodes 6000 --workers 2 --out /work/data/selfplay.txt
+    python -m engine.tools.selfplay --games 20000 --nodes 5000 --workers 2 --out /work/data/selfplay.txt
     python -m engine.tools.selfplay --games 2000 --chess960 --openings ../shared/data/openings/FRC_openings.epd \\
         --out /work/data/selfplay960.txt
 """
@@ -64,7 +64,7 @@ MATE_BOUND = 20000  # |score| at or above this is a mate or tablebase score: not
 class SelfPlaySettings:
     """How games are played and positions chosen (the same for every game of a run)."""
 
-    nodes: int = 6000
+    nodes: int = 5000
     openings: str | None = None
     chess960: bool = False
     seed: int = 1
