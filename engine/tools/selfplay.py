@@ -53,11 +53,13 @@ from typing import Any
 
 import chess
 
+from engine.defs import MAX_PLY
 from engine.tools.data import SHARED_DATA
 from engine.tools.match import OpeningBook
+from engine.tt import TB_WIN
 
 DEFAULT_OPENINGS = SHARED_DATA / "openings" / "8moves_v3.pgn"
-MATE_BOUND = 20000  # |score| at or above this is a mate or tablebase score: not a label
+MATE_BOUND = TB_WIN - MAX_PLY  # |score| at or above this is a mate or tablebase score: not a label
 
 
 @dataclass(frozen=True)

@@ -208,11 +208,7 @@ class TuningState:
 
     def check_elo(self, last: int | None = None) -> stats.EloEstimate:
         """Elo of the current values over the start values from the check pairs (the last ``last`` ones)."""
-        checks = self.checks if last is None else self.checks[-last:]
-        counts = [0] * 5
-        for _, points in checks:
-            counts[min(max(round(points * 2), 0), 4)] += 1
-        return stats.elo_pentanomial(counts)
+        return pair_points_elo(self.checks if last is None else self.checks[-last:])
 
     # -- files ---------------------------------------------------------------------
 
@@ -241,6 +237,14 @@ class TuningState:
     @classmethod
     def load(cls, path: Path) -> TuningState:
         return cls.from_json(json.loads(path.read_text(encoding="utf-8")))
+
+
+def pair_points_elo(checks: Sequence[Sequence[float]]) -> stats.EloEstimate:
+    """Pentanomial Elo of ``[iteration, pair points]`` rows (points 0, 0.5, ..., 2 for the first engine)."""
+    counts = [0] * 5
+    for _, points in checks:
+        counts[min(max(round(points * 2), 0), 4)] += 1
+    return stats.elo_pentanomial(counts)
 
 
 def new_state(settings: RunSettings, tunables: Sequence[Any], names: Sequence[str] | None = None,
@@ -325,12 +329,13 @@ def run(state: TuningState, state_path: Path | None, concurrency: int = 1, max_p
     errors: list[BaseException] = []
     book = OpeningBook(state.settings.openings, "random", state.settings.seed)
     # Jobs are numbered from the pairs already played; job j is a check pair when
-    # (j + 1) % check_every == 0.  Iterations in flight when a run stops are played again.
+    # (j + 1) % check_every == 0.  The numbers of jobs in flight when a run stops are used again.
     next_job = [state.pairs]
     next_iteration = [state.iteration]
     pairs_this_session = [0]
     started = time.time()
     last_status = [0.0]
+    in_flight = [0]  # jobs taken and not finished
 
     def take_job() -> tuple[int, bool, int] | None:
         with lock:
@@ -349,8 +354,6 @@ def run(state: TuningState, state_path: Path | None, concurrency: int = 1, max_p
                 next_iteration[0] += 1
             in_flight[0] += 1
             return job, is_check, k
-
-    in_flight = [0]
 
     def finish(is_check: bool, k: int, scores: tuple[float, float], faults: int) -> None:
         points = scores[0] + scores[1]
@@ -456,11 +459,7 @@ def running_elo(state: TuningState, window: int = ELO_WINDOW) -> list[tuple[int,
     """(iteration, Elo, lower, upper) of the check pairs, over the last ``window`` of them at each."""
     points = []
     for end in range(1, len(state.checks) + 1):
-        recent = state.checks[max(0, end - window):end]
-        counts = [0] * 5
-        for _, score in recent:
-            counts[min(max(round(score * 2), 0), 4)] += 1
-        estimate = stats.elo_pentanomial(counts)
+        estimate = pair_points_elo(state.checks[max(0, end - window):end])
         points.append((int(state.checks[end - 1][0]), estimate.elo, estimate.lower, estimate.upper))
     return points
 
