@@ -20,12 +20,12 @@ import chess.pgn
 import numpy as np
 import pytest
 
-from engine.tools.engines import EngineConfig, EngineProcess, play_move
-from engine.tools.match import MatchConfig, SprtConfig, TimeControl, run_match
+from engine.tools.engines import EngineConfig, EngineProcess, MatchError, play_move
+from engine.tools.match import MatchConfig, MatchState, SprtConfig, TimeControl, run_match
 from engine.tools.pgn_stats import main as pgn_stats_main
 from engine.tools.pgn_stats import move_times, read_games, tally
-from engine.tools.stats import elo_pentanomial, sprt_pentanomial
 from engine.tools.progress import ProgressBar
+from engine.tools.stats import elo_pentanomial, sprt_pentanomial
 from engine.tools.suite import load_suite, run_suite
 
 REPO = Path(__file__).resolve().parents[1]
@@ -313,6 +313,57 @@ def test_sprt_stops_a_decided_match(tmp_path: Path) -> None:
     assert result.stopped == "SPRT H1"
     assert result.sprt is not None and result.sprt.decision == "H1"
     assert len(result.games) < 100
+
+
+def test_a_match_resumes_from_its_state_file_without_replaying_a_game(tmp_path: Path) -> None:
+    state, pgn = tmp_path / "match.json", tmp_path / "games.pgn"
+
+    def config(rounds: int, **changes: object) -> MatchConfig:
+        settings: dict[str, object] = dict(
+            engines=[_scripted(tmp_path, "random", "a"), _scripted(tmp_path, "random", "b")], nodes=1,
+            rounds=rounds, maxmoves=20, pgn_out=str(pgn), state_path=str(state), progress=False)
+        settings.update(changes)
+        return MatchConfig(**settings)  # type: ignore[arg-type]
+
+    first = run_match(config(rounds=2))
+    seed = first.seed
+    assert len(MatchState.load(state).games) == 4
+    # Drop the last game, as if the match had been stopped while it was being played.
+    saved = MatchState.load(state)
+    saved.games.pop()
+    saved.save(state)
+    # Resume (on "another machine": the engines' commands may differ) with two more rounds.
+    resumed = run_match(config(rounds=4, concurrency=2))
+    assert resumed.seed == seed
+    rows = MatchState.load(state).games
+    assert sorted((pair, slot) for _, pair, slot, *_ in rows) == [(p, s) for p in range(4) for s in (0, 1)]
+    assert len(resumed.games) == 8 and resumed.engines["a"].games == 8
+    assert sum(resumed.pairings[0].pentanomial) == 4
+    played = [g.headers["Round"] for g in _read_games(pgn)]
+    assert sorted(played[:4]) == ["1.1", "1.2", "2.1", "2.2"]
+    assert sorted(played[4:]) == ["2.2", "3.1", "3.2", "4.1", "4.2"]  # the dropped game, then the new rounds
+    # Openings follow the recorded seed: the replayed game starts where its partner did.
+    games = _read_games(pgn)
+    first_of_pair = [g for g in games[:4] if g.headers["Round"] == "2.1"][0]
+    replayed = [g for g in games[4:] if g.headers["Round"] == "2.2"][0]
+    assert replayed.headers["OpeningFEN"] == first_of_pair.headers["OpeningFEN"]
+    # A different match cannot resume from this state.
+    with pytest.raises(MatchError, match="nodes"):
+        run_match(config(rounds=4, nodes=2))
+    with pytest.raises(MatchError, match="seed"):
+        run_match(config(rounds=4, seed=seed + 1))
+
+
+def test_a_resumed_sprt_that_was_decided_plays_no_more_games(tmp_path: Path) -> None:
+    state = tmp_path / "sprt.json"
+    config = MatchConfig(engines=[_scripted(tmp_path, "random", "good"), _scripted(tmp_path, "illegal", "bad")],
+                         nodes=1, games=2, rounds=50, progress=False, seed=3, state_path=str(state),
+                         sprt=SprtConfig(elo0=0, elo1=400, alpha=0.05, beta=0.05))
+    decided = run_match(config)
+    assert decided.stopped == "SPRT H1"
+    again = run_match(config)
+    assert again.stopped == "SPRT H1" and len(again.games) == len(decided.games)
+    assert again.pairings[0].pentanomial == decided.pairings[0].pentanomial
 
 
 def test_suite_reads_bm_am_and_sts_points(tmp_path: Path) -> None:

@@ -56,10 +56,12 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import os
 import queue
 import random
 import shlex
+import signal
 import sys
 import threading
 import time
@@ -212,6 +214,9 @@ class MatchConfig:
     """Adjudicate a draw after this many moves by each side (counted from the end of the opening)."""
     pgn_out: str | None = None
     """PGN file the games are appended to."""
+    state_path: str | None = None
+    """JSON file holding every finished game's result, rewritten after each game; when it exists at the
+    start, the match resumes from it (see :class:`MatchState`)."""
     sprt: SprtConfig | None = None
     gauntlet: bool = False
     event: str = "Numbat match"
@@ -506,6 +511,101 @@ class MatchResult:
     """``"completed"``, ``"SPRT H0"``, ``"SPRT H1"`` or ``"interrupted"``."""
     elapsed: float = 0.0
     """Wall seconds."""
+
+
+# ---------------------------------------------------------------------------
+# Resumable state
+# ---------------------------------------------------------------------------
+
+STATE_VERSION = 1
+
+
+def match_fingerprint(config: MatchConfig) -> dict[str, Any]:
+    """What must not change between a match and its resumption: engines (names and options), openings,
+    limits, games per round, adjudication and SPRT.  The engines' commands and folders may change (a
+    checkout elsewhere on another machine), and so may rounds and concurrency."""
+    def settings(value: Any) -> Any:
+        return dataclasses.asdict(value) if value is not None else None
+
+    return {
+        "engines": [{"name": e.name, "proto": e.proto, "options": {k: str(v) for k, v in e.options.items()}}
+                    for e in config.engines],
+        "openings": Path(config.openings).name if config.openings else None,
+        "opening_order": config.opening_order, "opening_plies": config.opening_plies,
+        "chess960": config.chess960,
+        "tc": str(config.tc) if config.tc is not None else None,
+        "nodes": config.nodes, "depth": config.depth, "movetime": config.movetime,
+        "timemargin_ms": config.timemargin_ms, "games": config.games,
+        "draw": settings(config.draw), "resign": settings(config.resign),
+        "tb": config.tb_path is not None, "maxmoves": config.maxmoves,
+        "sprt": settings(config.sprt), "gauntlet": config.gauntlet,
+    }
+
+
+@dataclass
+class MatchState:
+    """A match's checkpoint: its fingerprint, the opening seed and one row per finished game.
+
+    A row is ``[pairing, pair, slot, result, termination, fault, faulty engine]``, a few
+    dozen bytes, so a 10,000-game match fits in a file small enough to commit.  Games under
+    way when a match stops are not in it, and are played again on resumption.
+    """
+
+    fingerprint: dict[str, Any]
+    seed: int
+    games: list[list[Any]] = field(default_factory=list)
+
+    @classmethod
+    def load(cls, path: str | Path) -> MatchState:
+        """Read a checkpoint written by :meth:`save`."""
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        if data.get("version") != STATE_VERSION:
+            raise MatchError(f"{path}: not a match state of version {STATE_VERSION}")
+        return cls(data["fingerprint"], int(data["seed"]), [list(row) for row in data["games"]])
+
+    def save(self, path: str | Path) -> None:
+        """Write the checkpoint atomically (a stop mid-write leaves the previous one)."""
+        path = Path(path)
+        body = {"version": STATE_VERSION, "seed": self.seed, "fingerprint": self.fingerprint}
+        text = json.dumps(body, indent=1)[:-2] + ',\n "games": [\n'
+        text += ",\n".join("  " + json.dumps(row) for row in self.games) + "\n ]\n}\n"
+        scratch = path.with_name(path.name + ".tmp")
+        scratch.write_text(text, encoding="utf-8")
+        os.replace(scratch, path)
+
+    def record(self, game: GameRecord) -> None:
+        """Add a finished game."""
+        self.games.append([game.pairing, game.pair, game.slot, game.result, game.termination, game.fault,
+                           game.faulty_engine])
+
+    def records(self, pairings: Sequence[PairingResult]) -> list[GameRecord]:
+        """The finished games as :class:`GameRecord` objects (without moves or PGN)."""
+        out = []
+        for pairing, pair, slot, result, termination, fault, faulty in self.games:
+            first, second = pairings[pairing].first, pairings[pairing].second
+            white, black = (first, second) if slot == 0 else (second, first)
+            out.append(GameRecord(white, black, result, termination, "", 0, pairing, pair, slot, fault, faulty))
+        return out
+
+
+def open_state(config: MatchConfig, seed: int | None) -> MatchState | None:
+    """The checkpoint at ``config.state_path``: loaded and checked against ``config`` when the file
+    exists, else a new empty one; None without a state path."""
+    if config.state_path is None:
+        return None
+    fingerprint = match_fingerprint(config)
+    path = Path(config.state_path)
+    if not path.exists():
+        return MatchState(fingerprint, seed if seed is not None else random.SystemRandom().randrange(2**31))
+    state = MatchState.load(path)
+    changed = sorted(k for k in fingerprint.keys() | state.fingerprint.keys()
+                     if fingerprint.get(k) != state.fingerprint.get(k))
+    if changed:
+        raise MatchError(f"{path} is a different match: {', '.join(changed)} changed "
+                         "(start a new state file for a new match)")
+    if seed is not None and seed != state.seed:
+        raise MatchError(f"{path} was played with opening seed {state.seed}, not {seed}")
+    return state
 
 
 # ---------------------------------------------------------------------------
@@ -836,7 +936,11 @@ def run_match(config: MatchConfig, on_game: Callable[[GameRecord], None] | None 
     # Work on copies: names may be made unique, and the caller's configs stay as they were.
     config = dataclasses.replace(config, engines=[dataclasses.replace(e) for e in config.engines])
     _unique_names(config.engines)
-    seed = config.seed if config.seed is not None else random.SystemRandom().randrange(2**31)
+    state = open_state(config, config.seed)
+    if state is not None:
+        seed = state.seed
+    else:
+        seed = config.seed if config.seed is not None else random.SystemRandom().randrange(2**31)
     book = OpeningBook(config.openings, config.opening_order, seed, config.opening_plies, config.chess960)
     names = [e.name for e in config.engines]
     if config.gauntlet:
@@ -845,17 +949,29 @@ def run_match(config: MatchConfig, on_game: Callable[[GameRecord], None] | None 
         index_pairs = list(combinations(range(len(names)), 2))
     pairings = [PairingResult(names[i], names[j]) for i, j in index_pairs]
 
+    result = MatchResult(config, pairings, {n: EngineStats(n) for n in names}, [], seed)
+    pending: dict[tuple[int, int], float] = {}
+    finished: set[tuple[int, int, int]] = set()
+    if state is not None:  # resume: count the games already played, in the order they finished
+        for game in state.records(pairings):
+            result.games.append(game)
+            complete_pair(pending, (game.pairing, game.pair), pairings[game.pairing],
+                          count_game(game, pairings[game.pairing], result.engines))
+            finished.add((game.pairing, game.pair, game.slot))
+    if config.sprt is not None:
+        s = config.sprt
+        result.sprt = stats.sprt_pentanomial(pairings[0].pentanomial, s.elo0, s.elo1, s.alpha, s.beta)
+        if result.sprt.decision != "continue":
+            result.stopped = f"SPRT {result.sprt.decision}"
+
     per_pairing = config.rounds * config.games
     jobs: queue.Queue[_Job] = queue.Queue()
     for pair in range((per_pairing + 1) // 2):
-        slots = (0, 1) if 2 * pair + 1 < per_pairing else (0,)
+        all_slots = (0, 1) if 2 * pair + 1 < per_pairing else (0,)
         for p in range(len(pairings)):
-            jobs.put(_Job(p, pair, slots))
-
-    result = MatchResult(config, pairings, {n: EngineStats(n) for n in names}, [], seed)
-    if config.sprt is not None:
-        s = config.sprt
-        result.sprt = stats.sprt_pentanomial([0] * 5, s.elo0, s.elo1, s.alpha, s.beta)
+            slots = tuple(slot for slot in all_slots if (p, pair, slot) not in finished)
+            if slots and result.stopped == "completed":
+                jobs.put(_Job(p, pair, slots))
     stop = threading.Event()
     events: queue.Queue[tuple[str, Any]] = queue.Queue()
 
@@ -884,9 +1000,8 @@ def run_match(config: MatchConfig, on_game: Callable[[GameRecord], None] | None 
             events.put(("done", None))
 
     total_games = per_pairing * len(pairings)
-    progress = ProgressBar(total_games, "game", config.progress)
+    progress = ProgressBar(total_games, "game", config.progress, done=len(result.games))
     pgn_file: TextIO | None = open(config.pgn_out, "a", encoding="utf-8") if config.pgn_out else None
-    pending: dict[tuple[int, int], float] = {}
     error: MatchError | None = None
     threads = [threading.Thread(target=worker, name=f"match-worker-{k}", daemon=True)
                for k in range(min(config.concurrency, max(jobs.qsize(), 1)))]
@@ -906,6 +1021,9 @@ def run_match(config: MatchConfig, on_game: Callable[[GameRecord], None] | None 
         if pgn_file is not None:
             pgn_file.write(game.pgn + "\n\n")
             pgn_file.flush()
+        if state is not None:
+            state.record(game)
+            state.save(config.state_path)  # type: ignore[arg-type]
         progress.update(_status_line(result))
         if on_game is not None:
             on_game(game)
@@ -1039,6 +1157,9 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--tb", metavar="PATH", help="Syzygy directory for tablebase adjudication")
     ap.add_argument("--maxmoves", type=int, help="adjudicate a draw after N moves per side")
     ap.add_argument("--pgn", metavar="FILE", help="append the games to this PGN file")
+    ap.add_argument("--state", metavar="FILE",
+                    help="checkpoint: every finished game's result, rewritten after each game (small enough to "
+                         "commit); if FILE exists the match resumes from it, on any machine")
     ap.add_argument("--sprt", nargs="*", metavar="KEY=VALUE",
                     help="SPRT: elo0=0 elo1=5 alpha=0.05 beta=0.05 (defaults shown; logistic Elo)")
     ap.add_argument("--gauntlet", action="store_true", help="the first engine plays each of the others")
@@ -1062,10 +1183,15 @@ def config_from_args(args: argparse.Namespace) -> MatchConfig:
         games=args.games, rounds=args.rounds, concurrency=args.concurrency,
         draw=parse_settings(DrawAdjudication, args.draw, "--draw") if args.draw is not None else None,
         resign=parse_settings(ResignAdjudication, args.resign, "--resign") if args.resign is not None else None,
-        tb_path=args.tb, maxmoves=args.maxmoves, pgn_out=args.pgn,
+        tb_path=args.tb, maxmoves=args.maxmoves, pgn_out=args.pgn, state_path=args.state,
         sprt=parse_settings(SprtConfig, args.sprt, "--sprt") if args.sprt is not None else None,
         gauntlet=args.gauntlet, event=args.event, progress=not args.no_progress,
         start_timeout=args.start_timeout, hang_timeout=args.hang_timeout)
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    """SIGTERM: stop as Ctrl-C does."""
+    raise KeyboardInterrupt
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -1084,6 +1210,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         config.validate()
     except (ValueError, MatchError) as exc:
         parser.error(str(exc))
+    # A match in the background ignores Ctrl-C (SIGINT); SIGTERM stops it as cleanly: the games
+    # under way are dropped, the engines quit and the report (and any --state file) is complete.
+    signal.signal(signal.SIGTERM, _interrupt)
     try:
         result = run_match(config)
     except MatchError as exc:

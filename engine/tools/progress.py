@@ -11,12 +11,13 @@ class ProgressBar:
     """A tqdm bar on stderr counting ``unit`` items, with the latest status as its postfix.
 
     ``enabled=False`` (the tools' ``--no-progress``) makes every call a no-op, so the
-    caller needs no branches of its own.
+    caller needs no branches of its own.  ``done`` items are counted already (a resumed run).
     """
 
-    def __init__(self, total: int, unit: str, enabled: bool) -> None:
-        self.done = 0
-        self.bar = tqdm(total=total, unit=unit, dynamic_ncols=True, file=sys.stderr) if enabled else None
+    def __init__(self, total: int, unit: str, enabled: bool, done: int = 0) -> None:
+        self.done = done
+        self.bar = (tqdm(total=total, initial=done, unit=unit, dynamic_ncols=True, file=sys.stderr)
+                    if enabled else None)
 
     def update(self, text: str) -> None:
         """Count one item and show ``text`` beside the bar."""
