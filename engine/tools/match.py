@@ -61,7 +61,6 @@ import os
 import queue
 import random
 import shlex
-import signal
 import sys
 import threading
 import time
@@ -82,7 +81,7 @@ import chess.syzygy
 from engine.tools import stats
 from engine.tools.data import require_data
 from engine.tools.engines import EngineConfig, EngineProcess, MatchError, play_move, quiet_engine_log, score_text
-from engine.tools.progress import ProgressBar
+from engine.tools.progress import ProgressBar, stop_on_sigterm
 
 MATE_CP = 100_000
 """Centipawn value given to mate scores when comparing them with adjudication thresholds."""
@@ -528,7 +527,7 @@ def match_fingerprint(config: MatchConfig) -> dict[str, Any]:
         return dataclasses.asdict(value) if value is not None else None
 
     return {
-        "engines": [{"name": e.name, "proto": e.proto, "options": {k: str(v) for k, v in e.options.items()}}
+        "engines": [{"name": e.name, "proto": e.proto, "options": dict(e.options)}
                     for e in config.engines],
         "openings": Path(config.openings).name if config.openings else None,
         "opening_order": config.opening_order, "opening_plies": config.opening_plies,
@@ -567,6 +566,7 @@ class MatchState:
         """Write the checkpoint atomically (a stop mid-write leaves the previous one)."""
         path = Path(path)
         body = {"version": STATE_VERSION, "seed": self.seed, "fingerprint": self.fingerprint}
+        # The header indented, then one game a line (a diff of the committed file is the new games).
         text = json.dumps(body, indent=1)[:-2] + ',\n "games": [\n'
         text += ",\n".join("  " + json.dumps(row) for row in self.games) + "\n ]\n}\n"
         scratch = path.with_name(path.name + ".tmp")
@@ -588,23 +588,23 @@ class MatchState:
         return out
 
 
-def open_state(config: MatchConfig, seed: int | None) -> MatchState | None:
+def open_state(config: MatchConfig, seed: int) -> MatchState | None:
     """The checkpoint at ``config.state_path``: loaded and checked against ``config`` when the file
-    exists, else a new empty one; None without a state path."""
+    exists, else a new empty one with opening seed ``seed``; None without a state path."""
     if config.state_path is None:
         return None
     fingerprint = match_fingerprint(config)
     path = Path(config.state_path)
     if not path.exists():
-        return MatchState(fingerprint, seed if seed is not None else random.SystemRandom().randrange(2**31))
+        return MatchState(fingerprint, seed)
     state = MatchState.load(path)
     changed = sorted(k for k in fingerprint.keys() | state.fingerprint.keys()
                      if fingerprint.get(k) != state.fingerprint.get(k))
     if changed:
         raise MatchError(f"{path} is a different match: {', '.join(changed)} changed "
                          "(start a new state file for a new match)")
-    if seed is not None and seed != state.seed:
-        raise MatchError(f"{path} was played with opening seed {state.seed}, not {seed}")
+    if config.seed is not None and config.seed != state.seed:
+        raise MatchError(f"{path} was played with opening seed {state.seed}, not {config.seed}")
     return state
 
 
@@ -936,11 +936,10 @@ def run_match(config: MatchConfig, on_game: Callable[[GameRecord], None] | None 
     # Work on copies: names may be made unique, and the caller's configs stay as they were.
     config = dataclasses.replace(config, engines=[dataclasses.replace(e) for e in config.engines])
     _unique_names(config.engines)
-    state = open_state(config, config.seed)
+    seed = config.seed if config.seed is not None else random.SystemRandom().randrange(2**31)
+    state = open_state(config, seed)
     if state is not None:
-        seed = state.seed
-    else:
-        seed = config.seed if config.seed is not None else random.SystemRandom().randrange(2**31)
+        seed = state.seed  # a resumed match keeps its openings
     book = OpeningBook(config.openings, config.opening_order, seed, config.opening_plies, config.chess960)
     names = [e.name for e in config.engines]
     if config.gauntlet:
@@ -1021,9 +1020,9 @@ def run_match(config: MatchConfig, on_game: Callable[[GameRecord], None] | None 
         if pgn_file is not None:
             pgn_file.write(game.pgn + "\n\n")
             pgn_file.flush()
-        if state is not None:
+        if state is not None and config.state_path is not None:
             state.record(game)
-            state.save(config.state_path)  # type: ignore[arg-type]
+            state.save(config.state_path)
         progress.update(_status_line(result))
         if on_game is not None:
             on_game(game)
@@ -1189,11 +1188,6 @@ def config_from_args(args: argparse.Namespace) -> MatchConfig:
         start_timeout=args.start_timeout, hang_timeout=args.hang_timeout)
 
 
-def _interrupt(signum: int, frame: Any) -> None:
-    """SIGTERM: stop as Ctrl-C does."""
-    raise KeyboardInterrupt
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run a match from the command line; exit status 0 when done, 2 on a configuration or engine error,
     130 on Ctrl-C."""
@@ -1210,9 +1204,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         config.validate()
     except (ValueError, MatchError) as exc:
         parser.error(str(exc))
-    # A match in the background ignores Ctrl-C (SIGINT); SIGTERM stops it as cleanly: the games
-    # under way are dropped, the engines quit and the report (and any --state file) is complete.
-    signal.signal(signal.SIGTERM, _interrupt)
+    stop_on_sigterm()  # the games under way are dropped; the report and any --state file are complete
     try:
         result = run_match(config)
     except MatchError as exc:

@@ -34,13 +34,13 @@ from __future__ import annotations
 import argparse
 import random
 import re
-import signal
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from engine.tools.data import default_path, require_data
+from engine.tools.progress import stop_on_sigterm
 
 DATA_DIR = default_path("perft")
 """``../shared/data/perft``, or None when the shared data folder is absent."""
@@ -336,10 +336,6 @@ def run_file(path: Path, args: argparse.Namespace, log) -> FileResult:
     return result
 
 
-def _raise_interrupt(signum, frame):
-    raise KeyboardInterrupt
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m engine.tools.perft_suite",
@@ -357,7 +353,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--announce", type=int, default=1_000_000_000,
                         help="log each check whose expected count is at least N (default 1e9)")
     args = parser.parse_args(argv)
-    signal.signal(signal.SIGTERM, _raise_interrupt)  # `kill PID` still prints the summary
+    stop_on_sigterm()  # `kill PID` still prints the summary
 
     def log(text: str) -> None:
         print(text, flush=True)

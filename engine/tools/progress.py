@@ -1,8 +1,11 @@
-"""Progress display shared by the long-running tools (match, suite): one tqdm bar on stderr."""
+"""What the long-running tools (match, suite, spsa, selfplay, perft_suite) share: one tqdm bar on
+stderr, and SIGTERM handled as Ctrl-C."""
 
 from __future__ import annotations
 
+import signal
 import sys
+from typing import Any
 
 from tqdm import tqdm
 
@@ -30,3 +33,17 @@ class ProgressBar:
         """Finish the bar."""
         if self.bar is not None:
             self.bar.close()
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+def stop_on_sigterm() -> None:
+    """Make SIGTERM raise KeyboardInterrupt in the main thread, as Ctrl-C does.
+
+    A job started in the background ignores Ctrl-C (SIGINT); with this, ``kill PID`` stops
+    it as cleanly: the work under way is dropped, engines quit, checkpoints and reports
+    are written.
+    """
+    signal.signal(signal.SIGTERM, _interrupt)

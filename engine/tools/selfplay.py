@@ -43,7 +43,6 @@ import json
 import multiprocessing
 import os
 import random
-import signal
 import sys
 import time
 from collections.abc import Generator, Sequence
@@ -56,6 +55,7 @@ import chess
 from engine.defs import MAX_PLY
 from engine.tools.data import SHARED_DATA
 from engine.tools.match import OpeningBook
+from engine.tools.progress import stop_on_sigterm
 from engine.tt import TB_WIN
 
 DEFAULT_OPENINGS = SHARED_DATA / "openings" / "8moves_v3.pgn"
@@ -270,7 +270,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     from tqdm import tqdm
 
-    signal.signal(signal.SIGTERM, _interrupt)  # a background run ignores Ctrl-C: stop cleanly on SIGTERM
+    stop_on_sigterm()
     if args.out.exists() and args.out.stat().st_size > progress.bytes:
         with open(args.out, "r+b") as handle:  # a game written but not recorded: it is played again
             handle.truncate(progress.bytes)
@@ -308,9 +308,6 @@ def record(progress: Progress, game: GameData, path: Path) -> None:
     progress.save(path)
 
 
-def _interrupt(signum: int, frame: Any) -> None:
-    """SIGTERM: stop as Ctrl-C does."""
-    raise KeyboardInterrupt
 
 
 if __name__ == "__main__":

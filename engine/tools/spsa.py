@@ -51,7 +51,6 @@ import json
 import math
 import os
 import random
-import signal
 import sys
 import threading
 import time
@@ -73,6 +72,7 @@ from engine.tools.match import (
     TimeControl,
     parse_engine,
 )
+from engine.tools.progress import stop_on_sigterm
 
 ALPHA = 0.602          # exponent of the learning rate's decay (Spall's recommended value)
 GAMMA = 0.101          # exponent of the perturbation's decay
@@ -528,11 +528,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _interrupt(signum: int, frame: Any) -> None:
-    """SIGTERM: stop as Ctrl-C does."""
-    raise KeyboardInterrupt
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.state.exists():
@@ -561,9 +556,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         state.save(args.state)
     if not args.report:
         quiet_engine_log()
-        # A run in the background ignores Ctrl-C (SIGINT); SIGTERM stops it as cleanly: the
-        # games under way are dropped, the engines quit and the checkpoint is written.
-        signal.signal(signal.SIGTERM, _interrupt)
+        stop_on_sigterm()  # the games under way are dropped, the engines quit, the checkpoint is written
         deadline = time.time() + 60 * args.minutes if args.minutes else None
         try:
             run(state, args.state, args.concurrency, args.max_pairs, deadline, args.pgn)
