@@ -278,12 +278,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     bar = tqdm(total=args.games, initial=progress.games, unit="game", disable=args.no_progress, mininterval=2.0)
     with open(args.out, "a", encoding="utf-8") as out:
         games = play_games(settings, progress.games, todo, args.workers)
+        recorded = progress.bytes  # the file's length up to the last game counted
         try:
             for game in games:
                 out.write("".join(line + "\n" for line in game.lines()))
                 out.flush()
                 progress.bytes = out.tell()
                 record(progress, game, progress_path)
+                recorded = progress.bytes
                 progress.seconds += time.time() - started
                 started = time.time()
                 bar.update(1)
@@ -292,6 +294,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             print("stopped", file=sys.stderr)
         finally:
             games.close()  # ends the worker pool
+            # A stop between writing a game and counting it: the game is dropped, not half-kept.
+            out.truncate(recorded)
+            progress.bytes = recorded
             progress.save(progress_path)
     bar.close()
     print(f"{progress.games} games, {progress.positions} positions, results (1-0, draw, 0-1) {progress.results}, "
