@@ -25,6 +25,16 @@ The kernels take an ``Evaluator``, a record (``EVALUATOR_DTYPE``) of six arrays:
     pawn_cache      uint64[2**14, 5]         pawn structure by pawn placement (see ``_pawns``)
     piece_square    int32[2 * 8 * 64 * 2]    material + piece-square weight of (colour, piece
                                              type, square), mg and eg: ``piece_square_index``
+    optional_on     int32[N_OPTIONAL]        1 for each optional term whose weights are not
+                                             all zero (see ``OPTIONAL_ROWS``)
+    danger_units    int64[2]                 scratch: each colour's attack units on the enemy king
+
+Some terms are optional (``OPTIONAL_ROWS``: king danger in attack units, a bishop
+walled in its corner, knights and rooks by how closed the pawns are, space, pawn push
+threats).  The search computes one only when the weight table gives it a nonzero
+weight (``optional_on``, set by ``make_evaluator``); a traced evaluation computes them
+all.  So a new term costs nothing until a fitted weight file switches it on, and an
+``EvalFile`` is all a match needs to try it.
 
 When ``traced`` is set the kernel adds every feature count it uses to
 ``feature_counts[colour, term]`` and stores phase, scale and mop-up after the terms:
@@ -50,7 +60,7 @@ import numpy as np
 
 from engine.bitboards import bishop_attacks, king_attacks, knight_attacks, rook_attacks, square_bb
 from engine.defs import (
-    BISHOP, FILE_A, FILE_H, KING, KNIGHT, PAWN, QUEEN, ROOK, ST_SIDE, U64_ONE, U64_ZERO,
+    BISHOP, FILE_A, FILE_H, KING, KNIGHT, PAWN, QUEEN, RANK_3, RANK_6, ROOK, ST_SIDE, U64_ONE, U64_ZERO,
 )
 from engine.intrinsics import lsb, msb, popcount
 from engine.jit import hot_njit, new_record, njit
@@ -97,19 +107,39 @@ SAFE_CHECKS = _block("king_safety.safe_checks", PIECE_NAMES[1:5])   # x squares
 KING_SHIELD = _block("king_safety.shield", ["near", "far", "missing"])
 KING_STORM = _block("king_safety.storm", ["1", "2", "3", "4"])      # enemy pawn distance
 KING_OPEN_FILE = _block("king_safety", ["open_file"])
+KING_DANGER = _block("king_safety.danger", range(1, 25))           # + attack units - 1 (optional)
 BISHOP_PAIR = _block("pieces", ["bishop_pair"])
 ROOK_OPEN_FILE = _block("pieces", ["rook_open_file"])
 ROOK_HALF_OPEN_FILE = _block("pieces", ["rook_half_open_file"])
 ROOK_ON_SEVENTH = _block("pieces", ["rook_on_seventh"])
 OUTPOST = _block("pieces.outpost", ["knight", "bishop"])
+CORNERED_BISHOP = _block("pieces", ["cornered_bishop"])             # (optional)
+CLOSED_KNIGHT = _block("closedness.knight", range(9))               # + closedness (optional)
+CLOSED_ROOK = _block("closedness.rook", range(9))                   # + closedness (optional)
+SPACE = _block("space", ["squares"])                                # x squares (optional)
 THREAT_BY_PAWN = _block("threats.by_pawn", PIECE_NAMES[1:5])        # + victim type - 2
 THREAT_BY_MINOR = _block("threats.by_minor", ["rook", "queen"])     # + victim type - 4
 THREAT_BY_ROOK = _block("threats.by_rook", ["queen"])
 HANGING = _block("threats", ["hanging"])
+PAWN_PUSH_THREAT = _block("threats", ["pawn_push"])                 # x pieces (optional)
 TEMPO = _block("tempo", ["side_to_move"])
 N_TERMS = len(TERM_NAMES)
 
 TRACE_PHASE, TRACE_SCALE, TRACE_MOPUP = N_TERMS, N_TERMS + 1, N_TERMS + 2
+
+# Optional terms: the search computes one only when its weights are not all zero (a
+# traced evaluation always does, so the tuner can fit it).  A weight table that leaves
+# them at zero plays exactly as if they did not exist, at no cost in speed; that is how
+# a new term is tried: fitted, handed to the engine in an EvalFile, judged by games.
+OPT_KING_DANGER, OPT_CORNERED_BISHOP, OPT_CLOSEDNESS, OPT_SPACE, OPT_PAWN_PUSH = 0, 1, 2, 3, 4
+OPTIONAL_ROWS = (   # (optional term, first row, rows)
+    (OPT_KING_DANGER, KING_DANGER, 24),
+    (OPT_CORNERED_BISHOP, CORNERED_BISHOP, 1),
+    (OPT_CLOSEDNESS, CLOSED_KNIGHT, 18),
+    (OPT_SPACE, SPACE, 1),
+    (OPT_PAWN_PUSH, PAWN_PUSH_THREAT, 1),
+)
+N_OPTIONAL = len(OPTIONAL_ROWS)
 TRACE_WIDTH = N_TERMS + 3
 
 A_PAWN, A_KNIGHT, A_BISHOP, A_ROOK, A_QUEEN, A_KING, A_ALL = 0, 1, 2, 3, 4, 5, 6
@@ -129,9 +159,21 @@ MOPUP_EDGE = 30                   # per step of the lone king from the centre
 MOPUP_CORNER = 40                 # per step closer to the bishop's corner (KBNK)
 MOPUP_KINGS_CLOSE = 12            # per step closer of the attacking king
 MOPUP_BONUS = 200                 # a won ending is worth more than its material says
+# King danger in attack units: what a piece hitting the enemy king's zone adds (by
+# piece type), and what each kind of safe check adds; fewer than two attackers
+# without the queen make no attack.
+ZONE_ATTACK_UNITS = np.array([0, 0, 2, 2, 3, 5, 0, 0], dtype=np.int64)   # by piece type
+CHECK_UNITS_KNIGHT, CHECK_UNITS_BISHOP, CHECK_UNITS_ROOK, CHECK_UNITS_QUEEN = 3, 2, 4, 4
+MAX_DANGER_UNITS = 24
+MAX_CLOSEDNESS = 8
+# Space: the centre files c-f on a side's own ranks 2-4.
+SPACE_AREA = np.array([0x3C3C3C00, 0x003C3C3C00000000], dtype=np.uint64)
+# A bishop in its corner (a1/h1, or a8/h8 for Black) walled in by its own pawn (b2/g2,
+# b7/g7): a Chess960 start can put it there.  CORNER_WALL[colour, corner] = (bishop, pawn).
+CORNER_WALL = np.array([[[0, 9], [7, 14]], [[56, 49], [63, 54]]], dtype=np.int64)
 
 DARK_SQUARES = np.uint64(0xAA55AA55AA55AA55)
-U64_SEVEN, U64_NINE = np.uint64(7), np.uint64(9)
+U64_SEVEN, U64_EIGHT, U64_NINE = np.uint64(7), np.uint64(8), np.uint64(9)
 
 
 def _masks() -> tuple[np.ndarray, ...]:
@@ -183,6 +225,8 @@ EVALUATOR_DTYPE = np.dtype([
     ("attacks", np.uint64, (2, ATTACK_KINDS)),
     ("pawn_cache", np.uint64, (1 << PAWN_CACHE_BITS, 5)),
     ("piece_square", np.int32, (2 * 8 * 64 * 2,)),
+    ("optional_on", np.int32, (N_OPTIONAL,)),
+    ("danger_units", np.int64, (2,)),
 ], align=True)
 Evaluator = np.record  # one record of EVALUATOR_DTYPE
 
@@ -238,7 +282,10 @@ def _pieces(pos, tab, ev, colour):
     king_zone = king_attacks(tab, enemy_king) | square_bb(enemy_king)
     flip = 0 if colour == 0 else 56
     tracing = ev.traced[0] != 0
+    cornered_on = tracing or ev.optional_on[OPT_CORNERED_BISHOP] != 0
     attackers = 0
+    danger = 0
+    queen_attacks = False
     for kind in range(A_KNIGHT, A_QUEEN + 1):
         attacks[colour, kind] = U64_ZERO
     bb = us & ~pos.pieces[PAWN]   # pawns are scored with the pawn structure (and cached)
@@ -266,6 +313,10 @@ def _pieces(pos, tab, ev, colour):
         elif piece_type == BISHOP:
             reach = bishop_attacks(tab, sq, occupied)
             mg, eg = _term(mg, eg, ev, colour, MOBILITY_BISHOP + popcount(reach & mobility_area), 1)
+            if cornered_on:
+                for corner in range(2):
+                    if sq == CORNER_WALL[colour, corner, 0] and (our_pawns & square_bb(CORNER_WALL[colour, corner, 1])):
+                        mg, eg = _term(mg, eg, ev, colour, CORNERED_BISHOP, 1)
         elif piece_type == ROOK:
             reach = rook_attacks(tab, sq, occupied)
             mg, eg = _term(mg, eg, ev, colour, MOBILITY_ROOK + popcount(reach & mobility_area), 1)
@@ -289,9 +340,13 @@ def _pieces(pos, tab, ev, colour):
         zone_hits = reach & king_zone
         if zone_hits:
             attackers += 1
+            danger += ZONE_ATTACK_UNITS[piece_type]
+            queen_attacks |= piece_type == QUEEN
             mg, eg = _term(mg, eg, ev, colour, KING_ZONE_ATTACKS + piece_type - KNIGHT, popcount(zone_hits))
     if attackers > 0:
         mg, eg = _term(mg, eg, ev, colour, KING_ATTACKERS + min(attackers, 7), 1)
+    # One piece alone (but the queen) makes no attack; _king_safety adds the safe checks.
+    ev.danger_units[colour] = danger if attackers >= 2 or queen_attacks else 0
     if popcount(pos.pieces[BISHOP] & us) >= 2:
         mg, eg = _term(mg, eg, ev, colour, BISHOP_PAIR, 1)
     own_king = lsb(pos.pieces[KING] & us)
@@ -464,6 +519,20 @@ def _king_safety(pos, tab, ev, colour):
     queen_checks = popcount((diagonal | straight) & attacks[colour, A_QUEEN])
     if queen_checks:
         mg, eg = _term(mg, eg, ev, colour, SAFE_CHECKS + 3, queen_checks)
+    # King danger (optional): the attack units of the pieces hitting the zone plus each
+    # kind of safe check, one row of the table per total, so the tuner gives the table
+    # its shape (a king attack grows faster than the sum of its parts).
+    units = ev.danger_units[colour]
+    if units > 0 and (ev.traced[0] != 0 or ev.optional_on[OPT_KING_DANGER] != 0):
+        if knight_checks:
+            units += CHECK_UNITS_KNIGHT
+        if bishop_checks:
+            units += CHECK_UNITS_BISHOP
+        if rook_checks:
+            units += CHECK_UNITS_ROOK
+        if queen_checks:
+            units += CHECK_UNITS_QUEEN
+        mg, eg = _term(mg, eg, ev, colour, KING_DANGER + min(units, MAX_DANGER_UNITS) - 1, 1)
     return mg, eg
 
 
@@ -492,6 +561,73 @@ def _threats(pos, ev, colour):
     hanging = popcount(attacks[colour, A_ALL] & them & ~pos.pieces[KING] & ~attacks[enemy, A_ALL])
     if hanging:
         mg, eg = _term(mg, eg, ev, colour, HANGING, hanging)
+    if ev.traced[0] != 0 or ev.optional_on[OPT_PAWN_PUSH] != 0:
+        # Pawn push threats (optional): pieces a safe pawn push would attack that no
+        # pawn attacks yet.  Safe: no enemy pawn guards the square, and we guard it or
+        # the enemy does not.
+        empty = ~(pos.colors[0] | pos.colors[1])
+        our_pawns = pos.pieces[PAWN] & pos.colors[colour]
+        if colour == 0:
+            pushes = (our_pawns << U64_EIGHT) & empty
+            pushes |= ((pushes & RANK_3) << U64_EIGHT) & empty
+        else:
+            pushes = (our_pawns >> U64_EIGHT) & empty
+            pushes |= ((pushes & RANK_6) >> U64_EIGHT) & empty
+        pushes &= ~attacks[enemy, A_PAWN] & (attacks[colour, A_ALL] | ~attacks[enemy, A_ALL])
+        targets = them & ~pos.pieces[PAWN] & ~pos.pieces[KING] & ~attacks[colour, A_PAWN]
+        hits = popcount(_pawn_attack_span(pushes, colour) & targets)
+        if hits:
+            mg, eg = _term(mg, eg, ev, colour, PAWN_PUSH_THREAT, hits)
+    return mg, eg
+
+
+@njit(inline="always")
+def _pawn_files(pawns):
+    """Bit f set for every file f that holds one of ``pawns``."""
+    files = pawns | (pawns >> np.uint64(32))
+    files |= files >> np.uint64(16)
+    files |= files >> U64_EIGHT
+    return files & np.uint64(0xFF)
+
+
+@njit(inline="always")
+def closedness(pos):
+    """How closed the pawns are, 0 (open) to MAX_CLOSEDNESS: a quarter of the pawns,
+    plus half the rammed pairs, less half the files without a pawn."""
+    white = pos.pieces[PAWN] & pos.colors[0]
+    black = pos.pieces[PAWN] & pos.colors[1]
+    rammed = popcount((white << U64_EIGHT) & black)
+    open_files = 8 - popcount(_pawn_files(white | black))
+    value = (popcount(white | black) + 2 * rammed - 2 * open_files) // 4
+    return min(max(value, 0), MAX_CLOSEDNESS)
+
+
+@hot_njit(inline="always")
+def _space_and_closedness(pos, ev, colour, closed):
+    """Optional terms of one colour: space behind the pawns, knights and rooks by closedness."""
+    mg = 0
+    eg = 0
+    tracing = ev.traced[0] != 0
+    us = pos.colors[colour]
+    if tracing or ev.optional_on[OPT_SPACE] != 0:
+        # Space: safe centre squares on our side of the board, those behind our own
+        # pawns (where pieces can manoeuvre unseen) counted twice.
+        our_pawns = pos.pieces[PAWN] & us
+        area = SPACE_AREA[colour] & ~our_pawns & ~ev.attacks[1 - colour, A_PAWN]
+        if colour == 0:
+            behind = (our_pawns >> U64_EIGHT) | (our_pawns >> np.uint64(16)) | (our_pawns >> np.uint64(24))
+        else:
+            behind = (our_pawns << U64_EIGHT) | (our_pawns << np.uint64(16)) | (our_pawns << np.uint64(24))
+        squares = popcount(area) + popcount(area & behind)
+        if squares:
+            mg, eg = _term(mg, eg, ev, colour, SPACE, squares)
+    if tracing or ev.optional_on[OPT_CLOSEDNESS] != 0:
+        knights = popcount(pos.pieces[KNIGHT] & us)
+        if knights:
+            mg, eg = _term(mg, eg, ev, colour, CLOSED_KNIGHT + closed, knights)
+        rooks = popcount(pos.pieces[ROOK] & us)
+        if rooks:
+            mg, eg = _term(mg, eg, ev, colour, CLOSED_ROOK + closed, rooks)
     return mg, eg
 
 
@@ -589,6 +725,15 @@ def evaluate(pos, tab, ev):
     m, e = _threats(pos, ev, 1)
     mg_b += m
     eg_b += e
+    # Step 5b. Space, and knights and rooks by how closed the pawns are (optional terms).
+    if ev.traced[0] != 0 or ev.optional_on[OPT_SPACE] != 0 or ev.optional_on[OPT_CLOSEDNESS] != 0:
+        closed = closedness(pos)
+        m, e = _space_and_closedness(pos, ev, 0, closed)
+        mg_w += m
+        eg_w += e
+        m, e = _space_and_closedness(pos, ev, 1, closed)
+        mg_b += m
+        eg_b += e
     # Step 6. Tempo for the side to move.
     side = pos.state[ST_SIDE]
     if side == 0:
@@ -657,7 +802,16 @@ def make_evaluator(weights: np.ndarray | None = None, traced: bool = False) -> E
     ev.traced[0] = int(traced)
     ev.pawn_cache[:, 2:4] = PAWN_SCORE_OFFSET  # an empty row reads as the pawnless position: 0
     ev.piece_square[...] = piece_square_table(ev.weights)
+    ev.optional_on[...] = optional_terms_on(ev.weights)
     return ev
+
+
+def optional_terms_on(weights: np.ndarray) -> np.ndarray:
+    """``Evaluator.optional_on`` for a weight table: 1 where an optional term has a nonzero weight."""
+    on = np.zeros(N_OPTIONAL, dtype=np.int32)
+    for term, first, rows in OPTIONAL_ROWS:
+        on[term] = int(np.any(weights[first:first + rows] != 0))
+    return on
 
 
 def piece_square_table(weights: np.ndarray) -> np.ndarray:

@@ -134,6 +134,85 @@ def test_candidate_passer_needs_as_many_helpers_as_sentries() -> None:
     assert counts("4k3/8/2p5/8/2P5/8/1P1P4/4K3 w - - 0 1")[0, candidates].sum() == 0
 
 
+# ---------------------------------------------------------------------------
+# Optional terms: computed by the search only when their weights are not all zero
+# ---------------------------------------------------------------------------
+
+def with_optional_weights() -> np.ndarray:
+    """The shipped weights with a nonzero, distinct weight on every optional row."""
+    weights = WEIGHTS.copy()
+    for _, first, rows in E.OPTIONAL_ROWS:
+        for row in range(first, first + rows):
+            weights[row] = (7 + row % 13, -5 + row % 11)
+    return weights
+
+
+def test_the_shipped_weights_switch_no_optional_term_on() -> None:
+    assert not E.optional_terms_on(WEIGHTS).any()
+    assert E.optional_terms_on(with_optional_weights()).all()
+    one = WEIGHTS.copy()
+    one[E.SPACE] = (1, 0)
+    assert E.optional_terms_on(one).tolist() == [int(term == E.OPT_SPACE) for term in range(E.N_OPTIONAL)]
+
+
+def test_optional_terms_keep_the_evaluation_colour_symmetric_and_traceable() -> None:
+    """With every optional weight nonzero, a position and its mirror score alike, and the
+    search's path (optional terms switched on by their weights) equals the traced one."""
+    weights = with_optional_weights()
+    ev = make_evaluator(weights)
+    assert ev.optional_on.all()
+    for fen in random_playout_fens(150, seed=21):
+        board = Board(fen)
+        mirror = Board(chess.Board(fen).mirror().fen())
+        score = int(evaluate(board.pos, board.tab, ev))
+        assert score == int(evaluate(mirror.pos, mirror.tab, ev)), fen
+        assert score == trace_position(board.pos, board.tab, make_evaluator(weights, traced=True)), fen
+
+
+def danger_rows(fen: str) -> list[int]:
+    """White's attack units on the black king, as the danger rows the trace counted."""
+    row = counts(fen)[0, E.KING_DANGER:E.KING_DANGER + 24]
+    return [units + 1 for units in np.flatnonzero(row) for _ in range(int(row[units]))]
+
+
+def test_king_danger_adds_attack_units_and_safe_checks() -> None:
+    # Knight g5 (2) and rook h1 (3) both hit g8's zone (f7, h7); no safe check.
+    assert danger_rows("6k1/5ppp/8/6N1/8/8/8/4K2R w - - 0 1") == [5]
+    # The knight alone is no attack.
+    assert danger_rows("6k1/5ppp/8/6N1/8/8/8/4K3 w - - 0 1") == []
+    # The queen alone is (5, hitting f7), and it has safe checks on d8 and a8: one kind, 4.
+    assert danger_rows("6k1/5ppp/8/3Q4/8/8/8/4K3 w - - 0 1") == [9]
+
+
+def test_closedness_counts_pawns_rams_and_open_files() -> None:
+    assert E.closedness(Board(chess.STARTING_FEN).pos) == 4                         # 16 pawns / 4
+    assert E.closedness(Board("4k3/pppppppp/PPPPPPPP/8/8/8/8/4K3 w - - 0 1").pos) == 8  # (16 + 16) / 4
+    assert E.closedness(Board("4k3/8/8/8/8/8/8/4K3 w - - 0 1").pos) == 0            # (0 - 16) / 4, at least 0
+    found = counts(chess.STARTING_FEN)
+    for block in (E.CLOSED_KNIGHT, E.CLOSED_ROOK):
+        assert found[0, block + 4] == found[1, block + 4] == 2
+        assert found[:, block:block + 9].sum() == 4
+
+
+def test_space_counts_safe_centre_squares_and_those_behind_pawns_twice() -> None:
+    found = counts(chess.STARTING_FEN)
+    assert found[0, E.SPACE] == found[1, E.SPACE] == 8   # c3-f4; c2-f2 hold pawns
+    # 1. e4: the pawn leaves e2 for e4 (still 8 squares), and e2, e3 lie behind it (2 more).
+    assert counts("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1")[0, E.SPACE] == 10
+
+
+def test_pawn_push_threats_need_a_safe_push() -> None:
+    assert counts("4k3/8/8/3n4/8/4P3/8/4K3 w - - 0 1")[0, E.PAWN_PUSH_THREAT] == 1   # e4 hits d5
+    assert counts("4k3/8/8/3n1p2/8/4P3/8/4K3 w - - 0 1")[0, E.PAWN_PUSH_THREAT] == 0  # f5 guards e4
+    assert counts("4k3/8/8/2n5/8/8/3P4/4K3 w - - 0 1")[0, E.PAWN_PUSH_THREAT] == 1    # d2-d4 hits c5
+
+
+def test_a_bishop_walled_in_its_corner_is_counted() -> None:
+    assert counts("4k3/8/8/8/8/8/1P6/B3K3 w - - 0 1")[0, E.CORNERED_BISHOP] == 1
+    assert counts("4k3/8/8/8/8/8/2P5/B3K3 w - - 0 1")[0, E.CORNERED_BISHOP] == 0
+    assert counts("4k2b/6p1/8/8/8/8/8/4K3 w - - 0 1")[1, E.CORNERED_BISHOP] == 1
+
+
 def test_mobility_more_squares_is_better() -> None:
     for block, size in ((E.MOBILITY_KNIGHT, 9), (E.MOBILITY_BISHOP, 14), (E.MOBILITY_ROOK, 15)):
         mg = WEIGHTS[block:block + size, 0] + WEIGHTS[block:block + size, 1]
