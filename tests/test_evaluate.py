@@ -98,7 +98,9 @@ FEATURES = {
     "king near passer": ("8/8/1PK5/8/8/8/8/6k1 w - - 0 1", E.PASSED_OWN_KING, 8, -1),
     "enemy king far from passer": ("8/8/1PK5/8/8/8/8/6k1 w - - 0 1", E.PASSED_ENEMY_KING, 8, +1),
     "king attackers": ("rnb3k1/5ppp/q7/6N1/8/3B4/5PPP/3Q1RK1 w - - 0 1", E.KING_ZONE_ATTACKS, 4, +1),
-    "safe checks": ("6k1/5ppp/8/8/8/8/8/3QK3 w - - 0 1", E.SAFE_CHECKS, 4, +1),
+    # (with queens, rooks and knights on: self-play weights value a queen's safe check
+    # slightly below zero in the endgame, where there is no king attack to support)
+    "safe checks": ("6k1/5ppp/1n6/8/8/2N5/1q3PPP/3Q1RK1 w - - 0 1", E.SAFE_CHECKS, 4, +1),
     "pawn shield": ("r2q1rk1/8/8/8/8/8/5PPP/R2Q1RK1 w - - 0 1", E.KING_SHIELD, 2, +1),
     "bishop pair": ("4k3/8/8/8/8/8/8/2B1KB2 w - - 0 1", E.BISHOP_PAIR, 1, +1),
     "rook on open file": ("4k3/pp6/8/8/8/8/PP6/3RK3 w - - 0 1", E.ROOK_OPEN_FILE, 1, +1),
