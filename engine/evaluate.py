@@ -16,7 +16,7 @@ phase (24 with every minor and major piece on the board, 0 with none), fixed mop
 terms drive a lone king to the edge (to the bishop's corner against bishop and
 knight), and the result is returned for the side to move.
 
-The kernels take an ``Evaluator``, a record (``EVALUATOR_DTYPE``) of six arrays:
+The kernels take an ``Evaluator``, a record (``EVALUATOR_DTYPE``) of seven arrays:
 
     weights         int32[N_TERMS, 2]        the weight table (read only)
     traced          int32[1]                 1 when the kernel records what it counts
@@ -27,7 +27,6 @@ The kernels take an ``Evaluator``, a record (``EVALUATOR_DTYPE``) of six arrays:
                                              type, square), mg and eg: ``piece_square_index``
     optional_on     int32[N_OPTIONAL]        1 for each optional term whose weights are not
                                              all zero (see ``OPTIONAL_ROWS``)
-    danger_units    int64[2]                 scratch: each colour's attack units on the enemy king
 
 Some terms are optional (``OPTIONAL_ROWS``: king danger in attack units, a bishop
 walled in its corner, knights and rooks by how closed the pawns are, space, pawn push
@@ -85,6 +84,9 @@ def _half_board_labels() -> list[str]:
     return [f"{'abcd'[f]}{r + 1}" for r in range(8) for f in range(4)]
 
 
+MAX_DANGER_UNITS = 24   # king danger: attack units beyond this share the last row
+MAX_CLOSEDNESS = 8      # closedness runs from 0 (open) to this
+
 MATERIAL = _block("material", PIECE_NAMES[:5])                      # + piece type - 1
 PSQT = _block("psqt", [f"{p}.{s}" for p in PIECE_NAMES for s in _half_board_labels()])
 #   PSQT + (piece type - 1) * 32 + relative rank * 4 + min(file, 7 - file)
@@ -107,15 +109,15 @@ SAFE_CHECKS = _block("king_safety.safe_checks", PIECE_NAMES[1:5])   # x squares
 KING_SHIELD = _block("king_safety.shield", ["near", "far", "missing"])
 KING_STORM = _block("king_safety.storm", ["1", "2", "3", "4"])      # enemy pawn distance
 KING_OPEN_FILE = _block("king_safety", ["open_file"])
-KING_DANGER = _block("king_safety.danger", range(1, 25))           # + attack units - 1 (optional)
+KING_DANGER = _block("king_safety.danger", range(1, MAX_DANGER_UNITS + 1))  # + units - 1 (optional)
 BISHOP_PAIR = _block("pieces", ["bishop_pair"])
 ROOK_OPEN_FILE = _block("pieces", ["rook_open_file"])
 ROOK_HALF_OPEN_FILE = _block("pieces", ["rook_half_open_file"])
 ROOK_ON_SEVENTH = _block("pieces", ["rook_on_seventh"])
 OUTPOST = _block("pieces.outpost", ["knight", "bishop"])
 CORNERED_BISHOP = _block("pieces", ["cornered_bishop"])             # (optional)
-CLOSED_KNIGHT = _block("closedness.knight", range(9))               # + closedness (optional)
-CLOSED_ROOK = _block("closedness.rook", range(9))                   # + closedness (optional)
+CLOSED_KNIGHT = _block("closedness.knight", range(MAX_CLOSEDNESS + 1))  # + closedness (optional)
+CLOSED_ROOK = _block("closedness.rook", range(MAX_CLOSEDNESS + 1))      # + closedness (optional)
 SPACE = _block("space", ["squares"])                                # x squares (optional)
 THREAT_BY_PAWN = _block("threats.by_pawn", PIECE_NAMES[1:5])        # + victim type - 2
 THREAT_BY_MINOR = _block("threats.by_minor", ["rook", "queen"])     # + victim type - 4
@@ -133,9 +135,9 @@ TRACE_PHASE, TRACE_SCALE, TRACE_MOPUP = N_TERMS, N_TERMS + 1, N_TERMS + 2
 # a new term is tried: fitted, handed to the engine in an EvalFile, judged by games.
 OPT_KING_DANGER, OPT_CORNERED_BISHOP, OPT_CLOSEDNESS, OPT_SPACE, OPT_PAWN_PUSH = 0, 1, 2, 3, 4
 OPTIONAL_ROWS = (   # (optional term, first row, rows)
-    (OPT_KING_DANGER, KING_DANGER, 24),
+    (OPT_KING_DANGER, KING_DANGER, MAX_DANGER_UNITS),
     (OPT_CORNERED_BISHOP, CORNERED_BISHOP, 1),
-    (OPT_CLOSEDNESS, CLOSED_KNIGHT, 18),
+    (OPT_CLOSEDNESS, CLOSED_KNIGHT, 2 * (MAX_CLOSEDNESS + 1)),   # knight and rook rows
     (OPT_SPACE, SPACE, 1),
     (OPT_PAWN_PUSH, PAWN_PUSH_THREAT, 1),
 )
@@ -164,8 +166,6 @@ MOPUP_BONUS = 200                 # a won ending is worth more than its material
 # without the queen make no attack.
 ZONE_ATTACK_UNITS = np.array([0, 0, 2, 2, 3, 5, 0, 0], dtype=np.int64)   # by piece type
 CHECK_UNITS_KNIGHT, CHECK_UNITS_BISHOP, CHECK_UNITS_ROOK, CHECK_UNITS_QUEEN = 3, 2, 4, 4
-MAX_DANGER_UNITS = 24
-MAX_CLOSEDNESS = 8
 # Space: the centre files c-f on a side's own ranks 2-4.
 SPACE_AREA = np.array([0x3C3C3C00, 0x003C3C3C00000000], dtype=np.uint64)
 # A bishop in its corner (a1/h1, or a8/h8 for Black) walled in by its own pawn (b2/g2,
@@ -226,7 +226,6 @@ EVALUATOR_DTYPE = np.dtype([
     ("pawn_cache", np.uint64, (1 << PAWN_CACHE_BITS, 5)),
     ("piece_square", np.int32, (2 * 8 * 64 * 2,)),
     ("optional_on", np.int32, (N_OPTIONAL,)),
-    ("danger_units", np.int64, (2,)),
 ], align=True)
 Evaluator = np.record  # one record of EVALUATOR_DTYPE
 
@@ -241,6 +240,12 @@ def _term(mg, eg, ev, colour, term, count):
     if ev.traced[0] != 0:
         ev.feature_counts[colour, term] += count
     return mg + count * ev.weights[term, 0], eg + count * ev.weights[term, 1]
+
+
+@njit(inline="always")
+def _computes(ev, optional_term):
+    """Whether this evaluation computes an optional term: when tracing, or when it has weights."""
+    return ev.traced[0] != 0 or ev.optional_on[optional_term] != 0
 
 
 @njit(inline="always")
@@ -265,7 +270,8 @@ def _pawn_attack_span(pawns, colour):
 
 @hot_njit(inline="always")
 def _pieces(pos, tab, ev, colour):
-    """Material, piece-square, mobility, piece and king-zone attack terms of one colour.
+    """Material, piece-square, mobility, piece and king-zone attack terms of one colour:
+    (mg, eg, attack units on the enemy king for the optional king danger, else 0).
 
     Fills ``ev.attacks[colour]``; needs ``ev.attacks[enemy, A_PAWN]`` already set.
     """
@@ -282,7 +288,8 @@ def _pieces(pos, tab, ev, colour):
     king_zone = king_attacks(tab, enemy_king) | square_bb(enemy_king)
     flip = 0 if colour == 0 else 56
     tracing = ev.traced[0] != 0
-    cornered_on = tracing or ev.optional_on[OPT_CORNERED_BISHOP] != 0
+    cornered_on = _computes(ev, OPT_CORNERED_BISHOP)
+    danger_on = _computes(ev, OPT_KING_DANGER)
     attackers = 0
     danger = 0
     queen_attacks = False
@@ -340,13 +347,15 @@ def _pieces(pos, tab, ev, colour):
         zone_hits = reach & king_zone
         if zone_hits:
             attackers += 1
-            danger += ZONE_ATTACK_UNITS[piece_type]
-            queen_attacks |= piece_type == QUEEN
+            if danger_on:
+                danger += ZONE_ATTACK_UNITS[piece_type]
+                queen_attacks |= piece_type == QUEEN
             mg, eg = _term(mg, eg, ev, colour, KING_ZONE_ATTACKS + piece_type - KNIGHT, popcount(zone_hits))
     if attackers > 0:
         mg, eg = _term(mg, eg, ev, colour, KING_ATTACKERS + min(attackers, 7), 1)
     # One piece alone (but the queen) makes no attack; _king_safety adds the safe checks.
-    ev.danger_units[colour] = danger if attackers >= 2 or queen_attacks else 0
+    if attackers < 2 and not queen_attacks:
+        danger = 0
     if popcount(pos.pieces[BISHOP] & us) >= 2:
         mg, eg = _term(mg, eg, ev, colour, BISHOP_PAIR, 1)
     own_king = lsb(pos.pieces[KING] & us)
@@ -355,7 +364,7 @@ def _pieces(pos, tab, ev, colour):
     for kind in range(A_KNIGHT, A_QUEEN + 1):
         every |= attacks[colour, kind]
     attacks[colour, A_ALL] = every
-    return mg, eg
+    return mg, eg, danger
 
 
 @hot_njit(inline="always")
@@ -472,8 +481,9 @@ def _pawns(pos, ev):
 
 
 @hot_njit(inline="always")
-def _king_safety(pos, tab, ev, colour):
-    """Pawn shield, pawn storm and open files around one colour's king; its safe checks on the other."""
+def _king_safety(pos, tab, ev, colour, units):
+    """Pawn shield, pawn storm and open files around one colour's king; its safe checks on
+    the other, and (optional) the king danger of ``units`` plus those checks."""
     mg = 0
     eg = 0
     enemy = 1 - colour
@@ -522,8 +532,7 @@ def _king_safety(pos, tab, ev, colour):
     # King danger (optional): the attack units of the pieces hitting the zone plus each
     # kind of safe check, one row of the table per total, so the tuner gives the table
     # its shape (a king attack grows faster than the sum of its parts).
-    units = ev.danger_units[colour]
-    if units > 0 and (ev.traced[0] != 0 or ev.optional_on[OPT_KING_DANGER] != 0):
+    if units > 0:   # 0 unless the term is computed
         if knight_checks:
             units += CHECK_UNITS_KNIGHT
         if bishop_checks:
@@ -561,7 +570,7 @@ def _threats(pos, ev, colour):
     hanging = popcount(attacks[colour, A_ALL] & them & ~pos.pieces[KING] & ~attacks[enemy, A_ALL])
     if hanging:
         mg, eg = _term(mg, eg, ev, colour, HANGING, hanging)
-    if ev.traced[0] != 0 or ev.optional_on[OPT_PAWN_PUSH] != 0:
+    if _computes(ev, OPT_PAWN_PUSH):
         # Pawn push threats (optional): pieces a safe pawn push would attack that no
         # pawn attacks yet.  Safe: no enemy pawn guards the square, and we guard it or
         # the enemy does not.
@@ -607,9 +616,8 @@ def _space_and_closedness(pos, ev, colour, closed):
     """Optional terms of one colour: space behind the pawns, knights and rooks by closedness."""
     mg = 0
     eg = 0
-    tracing = ev.traced[0] != 0
     us = pos.colors[colour]
-    if tracing or ev.optional_on[OPT_SPACE] != 0:
+    if _computes(ev, OPT_SPACE):
         # Space: safe centre squares on our side of the board, those behind our own
         # pawns (where pieces can manoeuvre unseen) counted twice.
         our_pawns = pos.pieces[PAWN] & us
@@ -621,7 +629,7 @@ def _space_and_closedness(pos, ev, colour, closed):
         squares = popcount(area) + popcount(area & behind)
         if squares:
             mg, eg = _term(mg, eg, ev, colour, SPACE, squares)
-    if tracing or ev.optional_on[OPT_CLOSEDNESS] != 0:
+    if _computes(ev, OPT_CLOSEDNESS):
         knights = popcount(pos.pieces[KNIGHT] & us)
         if knights:
             mg, eg = _term(mg, eg, ev, colour, CLOSED_KNIGHT + closed, knights)
@@ -700,8 +708,8 @@ def evaluate(pos, tab, ev):
     ev.attacks[0, A_PAWN] = _pawn_attack_span(p[PAWN] & pos.colors[0], 0)
     ev.attacks[1, A_PAWN] = _pawn_attack_span(p[PAWN] & pos.colors[1], 1)
     # Step 2. Pieces but pawns: material, piece-square, mobility, rooks, outposts, king-zone attacks.
-    mg_w, eg_w = _pieces(pos, tab, ev, 0)
-    mg_b, eg_b = _pieces(pos, tab, ev, 1)
+    mg_w, eg_w, danger_w = _pieces(pos, tab, ev, 0)
+    mg_b, eg_b, danger_b = _pieces(pos, tab, ev, 1)
     # Step 3. Pawns: material, piece-square and structure (cached by pawn placement), then
     # what their passed pawns' race owes to the other pieces.
     pawn_mg, pawn_eg, passers_w, passers_b = _pawns(pos, ev)
@@ -712,10 +720,10 @@ def evaluate(pos, tab, ev):
     mg_b += m
     eg_b += e
     # Step 4. King safety (needs both sides' attack maps).
-    m, e = _king_safety(pos, tab, ev, 0)
+    m, e = _king_safety(pos, tab, ev, 0, danger_w)
     mg_w += m
     eg_w += e
-    m, e = _king_safety(pos, tab, ev, 1)
+    m, e = _king_safety(pos, tab, ev, 1, danger_b)
     mg_b += m
     eg_b += e
     # Step 5. Threats.
@@ -726,7 +734,7 @@ def evaluate(pos, tab, ev):
     mg_b += m
     eg_b += e
     # Step 5b. Space, and knights and rooks by how closed the pawns are (optional terms).
-    if ev.traced[0] != 0 or ev.optional_on[OPT_SPACE] != 0 or ev.optional_on[OPT_CLOSEDNESS] != 0:
+    if _computes(ev, OPT_SPACE) or _computes(ev, OPT_CLOSEDNESS):
         closed = closedness(pos)
         m, e = _space_and_closedness(pos, ev, 0, closed)
         mg_w += m
