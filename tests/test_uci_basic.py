@@ -23,7 +23,34 @@ def run_session(text: str, timeout: float = 120.0) -> list[str]:
     return out.stdout.splitlines()
 
 
-def test_uciok_before_numba_is_loaded() -> None:
+# Written by a fresh interpreter: it runs the UCI loop on "uci" and records, at the moment
+# the loop writes "uciok", whether numba has been imported yet.
+UCIOK_PROBE = """
+import io, sys
+from engine.uci import main
+
+class Probe(io.StringIO):
+    numba_at_uciok = None
+    def write(self, text):
+        if text.startswith("uciok"):
+            Probe.numba_at_uciok = "numba" in sys.modules
+        return super().write(text)
+
+out = Probe()
+main(io.StringIO("uci\\nquit\\n"), out)
+print(Probe.numba_at_uciok)
+"""
+
+
+def test_uciok_is_written_before_numba_is_imported() -> None:
+    out = subprocess.run([sys.executable, "-c", UCIOK_PROBE], capture_output=True, text=True,
+                         timeout=120, cwd=REPO)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "False"
+
+
+def uciok_latency() -> float:
+    """Seconds from starting ``run_engine.py`` and sending ``uci`` to reading ``uciok``."""
     proc = subprocess.Popen(ENGINE, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd="/")
     assert proc.stdin and proc.stdout
     start = time.perf_counter()
@@ -32,7 +59,7 @@ def test_uciok_before_numba_is_loaded() -> None:
     lines = []
     while not lines or lines[-1] != "uciok":
         lines.append(proc.stdout.readline().strip())
-    uciok_latency = time.perf_counter() - start
+    latency = time.perf_counter() - start
     proc.stdin.write("isready\n")
     proc.stdin.flush()
     assert proc.stdout.readline().strip() == "readyok"
@@ -40,7 +67,15 @@ def test_uciok_before_numba_is_loaded() -> None:
     proc.stdin.flush()
     assert proc.wait(timeout=10) == 0
     assert lines[0].startswith("id name Numbat")
-    assert uciok_latency < 1.0, f"uciok took {uciok_latency:.2f} s"
+    return latency
+
+
+def test_uciok_within_a_second_of_process_start() -> None:
+    # The best of three starts: a load spike on a shared CI machine slows one start (CI once
+    # saw 1.20 s), while a real regression, such as numba loaded before the answer, slows
+    # every start (a warm numba import alone takes about 0.4 s here).
+    latencies = [uciok_latency() for _ in range(3)]
+    assert min(latencies) < 1.0, f"uciok took {', '.join(f'{t:.2f}' for t in latencies)} s"
 
 
 def test_go_perft_prints_stockfish_divide_format() -> None:
