@@ -30,7 +30,8 @@ The kernels take an ``Evaluator``, a record (``EVALUATOR_DTYPE``) of seven array
 
 Some terms are optional (``OPTIONAL_ROWS``: king danger in attack units, a bishop
 walled in its corner, knights and rooks by how closed the pawns are, space, pawn push
-threats).  The search computes one only when the weight table gives it a nonzero
+threats, and complexity, which moves the endgame score towards or away from zero by how
+convertible the advantage is).  The search computes one only when the weight table gives it a nonzero
 weight (``optional_on``, set by ``make_evaluator``); a traced evaluation computes them
 all.  So a new term costs nothing until a fitted weight file switches it on, and an
 ``EvalFile`` is all a match needs to try it.
@@ -86,6 +87,10 @@ def _half_board_labels() -> list[str]:
 
 MAX_DANGER_UNITS = 24   # king danger: attack units beyond this share the last row
 MAX_CLOSEDNESS = 8      # closedness runs from 0 (open) to this
+# Complexity: what makes an endgame advantage easy or hard to turn into a win, counted
+# over both colours (``_complexity`` says how it is applied).
+COMPLEXITY_LABELS = ("total_pawns", "passed_pawns", "pawn_flanks", "pawn_endgame", "adjustment")
+C_TOTAL_PAWNS, C_PASSED_PAWNS, C_PAWN_FLANKS, C_PAWN_ENDGAME, C_ADJUSTMENT = range(len(COMPLEXITY_LABELS))
 
 MATERIAL = _block("material", PIECE_NAMES[:5])                      # + piece type - 1
 PSQT = _block("psqt", [f"{p}.{s}" for p in PIECE_NAMES for s in _half_board_labels()])
@@ -124,6 +129,7 @@ THREAT_BY_MINOR = _block("threats.by_minor", ["rook", "queen"])     # + victim t
 THREAT_BY_ROOK = _block("threats.by_rook", ["queen"])
 HANGING = _block("threats", ["hanging"])
 PAWN_PUSH_THREAT = _block("threats", ["pawn_push"])                 # x pieces (optional)
+COMPLEXITY = _block("complexity", COMPLEXITY_LABELS)                # x count, eg only (optional)
 TEMPO = _block("tempo", ["side_to_move"])
 N_TERMS = len(TERM_NAMES)
 
@@ -133,13 +139,14 @@ TRACE_PHASE, TRACE_SCALE, TRACE_MOPUP = N_TERMS, N_TERMS + 1, N_TERMS + 2
 # traced evaluation always does, so the tuner can fit it).  A weight table that leaves
 # them at zero plays exactly as if they did not exist, at no cost in speed; that is how
 # a new term is tried: fitted, handed to the engine in an EvalFile, judged by games.
-OPT_KING_DANGER, OPT_CORNERED_BISHOP, OPT_CLOSEDNESS, OPT_SPACE, OPT_PAWN_PUSH = 0, 1, 2, 3, 4
+OPT_KING_DANGER, OPT_CORNERED_BISHOP, OPT_CLOSEDNESS, OPT_SPACE, OPT_PAWN_PUSH, OPT_COMPLEXITY = range(6)
 OPTIONAL_ROWS = (   # (optional term, first row, rows)
     (OPT_KING_DANGER, KING_DANGER, MAX_DANGER_UNITS),
     (OPT_CORNERED_BISHOP, CORNERED_BISHOP, 1),
     (OPT_CLOSEDNESS, CLOSED_KNIGHT, 2 * (MAX_CLOSEDNESS + 1)),   # knight and rook rows
     (OPT_SPACE, SPACE, 1),
     (OPT_PAWN_PUSH, PAWN_PUSH_THREAT, 1),
+    (OPT_COMPLEXITY, COMPLEXITY, len(COMPLEXITY_LABELS)),
 )
 N_OPTIONAL = len(OPTIONAL_ROWS)
 TRACE_WIDTH = N_TERMS + 3
@@ -166,6 +173,8 @@ MOPUP_BONUS = 200                 # a won ending is worth more than its material
 # without the queen make no attack.
 ZONE_ATTACK_UNITS = np.array([0, 0, 2, 2, 3, 5, 0, 0], dtype=np.int64)   # by piece type
 CHECK_UNITS_KNIGHT, CHECK_UNITS_BISHOP, CHECK_UNITS_ROOK, CHECK_UNITS_QUEEN = 3, 2, 4, 4
+QUEEN_FLANK = np.uint64(0x0F0F0F0F0F0F0F0F)   # files a-d (complexity: pawns on both flanks)
+KING_FLANK = np.uint64(0xF0F0F0F0F0F0F0F0)    # files e-h
 # Space: the centre files c-f on a side's own ranks 2-4.
 SPACE_AREA = np.array([0x3C3C3C00, 0x003C3C3C00000000], dtype=np.uint64)
 # A bishop in its corner (a1/h1, or a8/h8 for Black) walled in by its own pawn (b2/g2,
@@ -694,6 +703,42 @@ def _mop_up(pos, strong):
     return bonus
 
 
+@hot_njit(inline="always")
+def _complexity(pos, ev, eg, passers):
+    """The optional complexity term applied to the endgame score ``eg`` (White's); returns the new one.
+
+    Some endgame advantages convert and some do not: many pawns, passed pawns, pawns on
+    both wings and a pure pawn ending make a win easier; few pawns on one wing make it
+    harder.  The term is a weighted sum of those counts (both colours together, plus a
+    constant) given to the side ``eg`` favours.  A negative sum can shrink that side's
+    advantage to nothing but never turn it round, which is why the term is not simply
+    one more feature: it scales what the other features found (Ethereal's "complexity").
+    Only the endgame weights are used.  A traced evaluation records the counts under the
+    favoured colour, so that White's counts minus Black's carry the sign of ``eg``.
+    """
+    if eg == 0:
+        return eg
+    strong = 0 if eg > 0 else 1
+    p = pos.pieces
+    pawns = p[PAWN]
+    total_pawns = popcount(pawns)
+    passed_pawns = popcount(passers)
+    pawn_flanks = 1 if (pawns & QUEEN_FLANK) != U64_ZERO and (pawns & KING_FLANK) != U64_ZERO else 0
+    pawn_endgame = 1 if (p[KNIGHT] | p[BISHOP] | p[ROOK] | p[QUEEN]) == U64_ZERO else 0
+    if ev.traced[0] != 0:
+        ev.feature_counts[strong, COMPLEXITY + C_TOTAL_PAWNS] += total_pawns
+        ev.feature_counts[strong, COMPLEXITY + C_PASSED_PAWNS] += passed_pawns
+        ev.feature_counts[strong, COMPLEXITY + C_PAWN_FLANKS] += pawn_flanks
+        ev.feature_counts[strong, COMPLEXITY + C_PAWN_ENDGAME] += pawn_endgame
+        ev.feature_counts[strong, COMPLEXITY + C_ADJUSTMENT] += 1
+    w = ev.weights
+    complexity = (total_pawns * w[COMPLEXITY + C_TOTAL_PAWNS, 1] + passed_pawns * w[COMPLEXITY + C_PASSED_PAWNS, 1]
+                  + pawn_flanks * w[COMPLEXITY + C_PAWN_FLANKS, 1] + pawn_endgame * w[COMPLEXITY + C_PAWN_ENDGAME, 1]
+                  + w[COMPLEXITY + C_ADJUSTMENT, 1])
+    bonus = max(complexity, -abs(eg))
+    return eg + bonus if strong == 0 else eg - bonus
+
+
 @hot_njit
 def evaluate(pos, tab, ev):
     """Static score of the position in centipawns for the side to move.
@@ -750,14 +795,17 @@ def evaluate(pos, tab, ev):
         mg_b, eg_b = _term(mg_b, eg_b, ev, 1, TEMPO, 1)
     mg = mg_w - mg_b
     eg = eg_w - eg_b
-    # Step 7. Endgame knowledge: drawish material scales the endgame score down; a
+    # Step 7. Complexity (optional): how convertible the endgame advantage is.
+    if _computes(ev, OPT_COMPLEXITY):
+        eg = _complexity(pos, ev, eg, passers_w | passers_b)
+    # Step 8. Endgame knowledge: drawish material scales the endgame score down; a
     # bare king is driven to the edge.
     strong = 0 if eg >= 0 else 1
     scale = _endgame_scale(pos, strong)
     mop_up = _mop_up(pos, strong)
     if strong == 1:
         mop_up = -mop_up
-    # Step 8. Blend middlegame and endgame by the material left on the board.
+    # Step 9. Blend middlegame and endgame by the material left on the board.
     phase = (PHASE_KNIGHT * popcount(p[KNIGHT]) + PHASE_BISHOP * popcount(p[BISHOP])
              + PHASE_ROOK * popcount(p[ROOK]) + PHASE_QUEEN * popcount(p[QUEEN]))
     if phase > MAX_PHASE:

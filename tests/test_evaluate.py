@@ -276,3 +276,39 @@ def play_out(fen: str, nodes: int) -> chess.Board:
 def test_basic_mates_are_won_within_the_fifty_move_rule(pieces: str, seed: int) -> None:
     final = play_out(random_mate_start(pieces, seed), nodes=300_000)
     assert final.is_checkmate() and final.turn == chess.BLACK, final.fen()
+
+
+def complexity_counts(fen: str) -> list[list[int]]:
+    """The complexity counts the trace recorded, per colour (total pawns, passed pawns,
+    pawns on both flanks, pawn ending, adjustment)."""
+    found = counts(fen)[:, E.COMPLEXITY:E.COMPLEXITY + len(E.COMPLEXITY_LABELS)]
+    return found.tolist()
+
+
+def test_complexity_counts_go_to_the_side_the_endgame_score_favours() -> None:
+    # White's d5, f2 and g2 against a bare king: three pawns, all passed, on both flanks,
+    # a pawn ending, and the constant; all under White, who is better.
+    fen = "8/5k2/8/3P4/8/8/5PP1/4K3 w - - 0 1"
+    assert complexity_counts(fen) == [[3, 3, 1, 1, 1], [0, 0, 0, 0, 0]]
+    assert complexity_counts(chess.Board(fen).mirror().fen()) == [[0, 0, 0, 0, 0], [3, 3, 1, 1, 1]]
+    # Rooks and pawns on the king's flank only, Black a pawn up: counted under Black.
+    assert complexity_counts("6k1/5ppp/8/8/8/8/6PP/r5K1 w - - 0 1")[1] == [5, 0, 0, 0, 1]
+
+
+def test_complexity_shrinks_an_advantage_to_nothing_but_never_turns_it_round() -> None:
+    fen = "8/5k2/8/3P4/8/8/5PP1/4K3 w - - 0 1"   # a pawn ending: the score is the endgame's
+    board = Board(fen)
+    base = int(evaluate(board.pos, board.tab, make_evaluator(WEIGHTS)))
+    assert base > 200
+    helps = WEIGHTS.copy()
+    helps[E.COMPLEXITY + E.C_PASSED_PAWNS] = (0, 10)
+    assert int(evaluate(board.pos, board.tab, make_evaluator(helps))) == base + 30
+    hopeless = WEIGHTS.copy()
+    hopeless[E.COMPLEXITY + E.C_ADJUSTMENT] = (0, -10_000)
+    assert int(evaluate(board.pos, board.tab, make_evaluator(hopeless))) == 0
+    mirror = Board(chess.Board(fen).mirror().fen())
+    assert int(evaluate(mirror.pos, mirror.tab, make_evaluator(hopeless))) == 0
+    # Its middlegame weights are not used.
+    unused = WEIGHTS.copy()
+    unused[E.COMPLEXITY + E.C_ADJUSTMENT] = (500, 0)
+    assert int(evaluate(board.pos, board.tab, make_evaluator(unused))) == base

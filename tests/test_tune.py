@@ -65,3 +65,34 @@ def test_the_sparse_and_the_dense_feature_matrix_give_the_same_loss_and_gradient
     loss_s, grad_s = sparse.loss_and_gradient(weights, target)
     assert np.allclose(dense(weights), sparse(weights), atol=1e-3)
     assert abs(loss_d - loss_s) < 1e-7 and np.allclose(grad_d, grad_s, rtol=1e-4, atol=1e-9)
+
+
+def test_the_linear_model_equals_the_kernel_with_the_complexity_term_on() -> None:
+    """Complexity is linear once the endgame score's sign is fixed; with a sum that cannot
+    be negative the kernel's clamp never acts, so model and kernel agree."""
+    fens = random_playout_fens(60, seed=5, max_plies=120)
+    weights = E.load_weights()
+    weights[E.COMPLEXITY:E.COMPLEXITY + len(E.COMPLEXITY_LABELS), 1] = (3, 9, 12, 25, 6)
+    model = LinearEval(*feature_matrix(fens))
+    predicted = model(weights.astype(np.float64))
+    moved = 0
+    for fen, value in zip(fens, predicted, strict=True):
+        board = Board(fen)
+        score = int(E.evaluate(board.pos, board.tab, E.make_evaluator(weights)))
+        white = score if board.turn == 0 else -score
+        assert abs(white - value) <= 2, fen
+        moved += white != int(E.evaluate(board.pos, board.tab, E.make_evaluator(E.load_weights()))) * (
+            1 if board.turn == 0 else -1)
+    assert moved > 30   # the term changed most evaluations
+
+
+def test_adam_keeps_frozen_phases_of_a_row() -> None:
+    fens = random_playout_fens(100, seed=6, max_plies=80)
+    model = LinearEval(*feature_matrix(fens))
+    start = E.load_weights().astype(np.float64)
+    target = sigmoid(K_LOGISTIC * model(start + 20.0))
+    frozen = np.zeros((E.N_TERMS, 2), dtype=bool)
+    frozen[E.COMPLEXITY:E.COMPLEXITY + len(E.COMPLEXITY_LABELS), 0] = True
+    tuned = adam(model, start, target, epochs=50, rate=2.0, frozen=frozen)
+    assert np.array_equal(tuned[frozen], start[frozen])
+    assert not np.array_equal(tuned[~frozen], start[~frozen])

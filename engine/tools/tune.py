@@ -6,6 +6,11 @@ phase ``p`` (0..24) and endgame scale ``s`` (of 64),
 
     eval = (x . w_mg * p + (x . w_eg * s / 64 + mop_up) * (24 - p)) / 24
 
+The optional complexity term (``engine.evaluate._complexity``) is linear too once the
+sign of the endgame score is fixed: the trace records its counts under the colour the
+starting weights favour, so ``x`` carries that sign; its middlegame weights are unused
+and stay at zero, and the clamp that stops it turning an advantage round is left out.
+
 A traced evaluation of every position gives ``x``, ``p``, ``s`` and the fixed mop-up,
 so the whole data set becomes one matrix ``X`` and the fit needs no engine calls.
 The loss is the mean squared error between ``sigmoid(K * eval)`` and a target that
@@ -119,7 +124,8 @@ class LinearEval:
 
 def adam(model: LinearEval, weights: np.ndarray, target: np.ndarray, epochs: int, rate: float,
          frozen: np.ndarray, l2: float = 0.0, check: tuple[LinearEval, np.ndarray] | None = None) -> np.ndarray:
-    """Adam over full batches; rows with ``frozen`` set keep their starting values.
+    """Adam over full batches; weights with ``frozen`` set (a row mask, or a mask of rows and
+    phases) keep their starting values.
 
     ``l2`` pulls every weight towards its starting value (``l2 * (w - start)**2`` is added
     to the loss), so a feature the data rarely shows cannot wander off on noise.
@@ -148,7 +154,15 @@ def adam(model: LinearEval, weights: np.ndarray, target: np.ndarray, epochs: int
 
 def main(argv: list[str] | None = None) -> int:
     """Command line: tune the weights on a data file and write the weights file."""
-    from engine.evaluate import MATERIAL, TERM_NAMES, WEIGHTS_FILE, load_weights, save_weights
+    from engine.evaluate import (
+        COMPLEXITY,
+        COMPLEXITY_LABELS,
+        MATERIAL,
+        TERM_NAMES,
+        WEIGHTS_FILE,
+        load_weights,
+        save_weights,
+    )
 
     parser = argparse.ArgumentParser(prog="python -m engine.tools.tune", description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, required=True, help="FEN;score;result lines (engine.tools.datagen)")
@@ -183,7 +197,8 @@ def main(argv: list[str] | None = None) -> int:
     train = LinearEval(X[~held_out], phase[~held_out], scale[~held_out], mop_up[~held_out])
     check = LinearEval(X[held_out], phase[held_out], scale[held_out], mop_up[held_out])
     start = load_weights(args.start).astype(np.float64)
-    frozen = np.zeros(len(TERM_NAMES), dtype=bool)
+    frozen = np.zeros((len(TERM_NAMES), 2), dtype=bool)   # rows and phases that keep their start values
+    frozen[COMPLEXITY:COMPLEXITY + len(COMPLEXITY_LABELS), 0] = True  # the kernel reads only their eg
     if args.freeze_material:
         frozen[MATERIAL:MATERIAL + 5] = True
     before = (train.loss(start, target[~held_out]), check.loss(start, target[held_out]))
