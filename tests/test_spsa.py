@@ -191,3 +191,6 @@ def test_the_tuner_plays_real_games_with_the_tunables_set(tmp_path: Path) -> Non
     state = spsa.TuningState.load(path)
     assert state.pairs == 2 and state.games == 4 and state.iteration == 2 and state.faults == 0
     assert pgn.read_text().count("[Result ") == 4
+    # The switch reached the tuner's engines alone: an engine this process starts later (as
+    # the next tests' do) must not list the tunables, which would load numba before uciok.
+    assert TUNING_SWITCH not in os.environ

@@ -10,6 +10,7 @@ needs no engine binary.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -21,7 +22,7 @@ import numpy as np
 import pytest
 
 from engine.tools.engines import EngineConfig, EngineProcess, MatchError, play_move
-from engine.tools.match import MatchConfig, MatchState, SprtConfig, TimeControl, run_match
+from engine.tools.match import MatchConfig, MatchState, SprtConfig, TimeControl, parse_engine, run_match
 from engine.tools.pgn_stats import main as pgn_stats_main
 from engine.tools.pgn_stats import move_times, read_games, tally
 from engine.tools.progress import ProgressBar
@@ -99,6 +100,35 @@ def _read_games(path: Path) -> list[chess.pgn.Game]:
         while (game := chess.pgn.read_game(handle)) is not None:
             games.append(game)
     return games
+
+
+ENV_ENGINE = """
+import os, sys
+for line in sys.stdin:
+    if line.strip() == "uci":
+        print("id name " + os.environ.get("NUMBAT_TEST_VARIABLE", "unset"), flush=True)
+        print("uciok", flush=True)
+    elif line.strip() == "isready":
+        print("readyok", flush=True)
+    elif line.strip() == "quit":
+        break
+"""
+
+
+def test_engine_environment_reaches_that_engine_alone(tmp_path: Path) -> None:
+    script = tmp_path / "env_engine.py"
+    script.write_text(ENV_ENGINE)
+    config = parse_engine([f"cmd={sys.executable} {script}", "env.NUMBAT_TEST_VARIABLE=seen", "option.Hash=8"])
+    assert config.env == {"NUMBAT_TEST_VARIABLE": "seen"} and config.options == {"Hash": "8"}
+    with_variable = EngineProcess(EngineConfig(cmd=config.cmd, name="with", env=config.env))
+    without = EngineProcess(EngineConfig(cmd=config.cmd, name="without"))
+    try:
+        assert with_variable.get().id["name"] == "seen"
+        assert without.get().id["name"] == "unset"
+    finally:
+        with_variable.quit()
+        without.quit()
+    assert "NUMBAT_TEST_VARIABLE" not in os.environ
 
 
 def test_numbat_self_match_writes_valid_pgn(tmp_path: Path) -> None:

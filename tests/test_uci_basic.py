@@ -10,6 +10,7 @@ from pathlib import Path
 
 import chess
 
+from engine.evaluate import N_TERMS
 from engine.fen import KIWIPETE
 
 REPO = Path(__file__).resolve().parents[1]
@@ -240,7 +241,7 @@ def test_eval_file_sets_the_weights_and_a_bad_file_keeps_them(tmp_path) -> None:
     assert finals == [finals[0], finals[0] + 300, finals[0] + 300, finals[0]]
     problems = [line for line in lines if line.startswith("info string EvalFile") and "keeps" in line]
     assert len(problems) == 3
-    assert "1 of the 398 terms are missing (the first: tempo.side_to_move)" in problems[0]
+    assert f"1 of the {N_TERMS} terms are missing (the first: tempo.side_to_move)" in problems[0]
     assert f"the evaluation keeps the weights of {good}" in problems[0]
     assert "is not 'name mg eg' with two integers of at most 100,000" in problems[1]
     assert "cannot be read" in problems[2]

@@ -20,6 +20,7 @@ import chess.engine
 import pytest
 
 from conftest import SYZYGY_DIR
+from engine.evaluate import N_TERMS
 from engine.fen import KIWIPETE
 
 REPO = Path(__file__).resolve().parents[1]
@@ -133,7 +134,7 @@ def test_every_option_is_accepted_and_takes_effect() -> None:
     assert not [note for note in notes if note.startswith("info string error")], notes
     ready = lines.index("readyok")
     assert [line for line in lines[:ready] if line.startswith("info string")] == [
-        f"info string EvalFile {OPTION_VALUES['EvalFile']}: 398 evaluation weights loaded",
+        f"info string EvalFile {OPTION_VALUES['EvalFile']}: {N_TERMS} evaluation weights loaded",
         "info string found 35 Syzygy WDL tables (up to 4 pieces)",
     ]
     assert "Fen: r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R4RK1 b kq - 1 1" in lines

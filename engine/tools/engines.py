@@ -20,6 +20,7 @@ engine client (``chess.engine.SimpleEngine.popen_uci`` / ``popen_xboard``):
 from __future__ import annotations
 
 import logging
+import os
 import shlex
 import sys
 import threading
@@ -65,6 +66,8 @@ class EngineConfig:
     """Engine options, set with ``setoption`` (UCI) or ``option`` (xboard) after start-up."""
     workdir: str | None = None
     """Working directory of the engine process (default: the current one)."""
+    env: dict[str, str] = field(default_factory=dict)
+    """Environment variables set for the engine process only, on top of this process's."""
 
     def __post_init__(self) -> None:
         if not self.cmd:
@@ -103,7 +106,8 @@ class EngineProcess:
                  else chess.engine.SimpleEngine.popen_xboard)
         try:
             # setpgrp: a Ctrl-C in the terminal reaches the runner, not the engines.
-            engine = popen(cfg.cmd, timeout=self.start_timeout, setpgrp=True, cwd=cfg.workdir)
+            engine = popen(cfg.cmd, timeout=self.start_timeout, setpgrp=True, cwd=cfg.workdir,
+                           env={**os.environ, **cfg.env} if cfg.env else None)
         except (OSError, chess.engine.EngineError, chess.engine.EngineTerminatedError, TimeoutError) as exc:
             raise MatchError(f"engine {cfg.name}: cannot start {shlex.join(cfg.cmd)}: {exc!r}") from exc
         try:

@@ -252,16 +252,18 @@ def parse_key_values(tokens: Sequence[str], what: str) -> dict[str, str]:
 
 
 def parse_engine(tokens: Sequence[str]) -> EngineConfig:
-    """An :class:`EngineConfig` from ``cmd=... name=... proto=uci|xboard dir=... option.NAME=VALUE`` tokens."""
+    """An :class:`EngineConfig` from ``cmd=... name=... proto=uci|xboard dir=... option.NAME=VALUE
+    env.NAME=VALUE`` tokens (``env.``: an environment variable for that engine's process alone)."""
     pairs = parse_key_values(tokens, "--engine")
     options = {k[len("option."):]: v for k, v in pairs.items() if k.startswith("option.")}
-    unknown = [k for k in pairs if not k.startswith("option.") and k not in ("cmd", "name", "proto", "dir")]
+    env = {k[len("env."):]: v for k, v in pairs.items() if k.startswith("env.")}
+    unknown = [k for k in pairs if not k.startswith(("option.", "env.")) and k not in ("cmd", "name", "proto", "dir")]
     if unknown:
         raise ValueError(f"--engine: unknown key(s) {', '.join(unknown)}")
     if "cmd" not in pairs:
         raise ValueError("--engine needs cmd=COMMAND")
     return EngineConfig(cmd=shlex.split(pairs["cmd"]), name=pairs.get("name", ""),
-                        proto=pairs.get("proto", "uci"), options=options, workdir=pairs.get("dir"))
+                        proto=pairs.get("proto", "uci"), options=options, workdir=pairs.get("dir"), env=env)
 
 
 def _parse_bool(text: str) -> bool:
@@ -520,14 +522,15 @@ STATE_VERSION = 1
 
 
 def match_fingerprint(config: MatchConfig) -> dict[str, Any]:
-    """What must not change between a match and its resumption: engines (names and options), openings,
+    """What must not change between a match and its resumption: engines (names, options, environment), openings,
     limits, games per round, adjudication and SPRT.  The engines' commands and folders may change (a
     checkout elsewhere on another machine), and so may rounds and concurrency."""
     def settings(value: Any) -> Any:
         return dataclasses.asdict(value) if value is not None else None
 
     return {
-        "engines": [{"name": e.name, "proto": e.proto, "options": dict(e.options)}
+        "engines": [{"name": e.name, "proto": e.proto, "options": dict(e.options),
+                     **({"env": dict(e.env)} if e.env else {})}   # absent when empty: older states resume
                     for e in config.engines],
         "openings": Path(config.openings).name if config.openings else None,
         "opening_order": config.opening_order, "opening_plies": config.opening_plies,

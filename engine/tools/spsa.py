@@ -274,7 +274,9 @@ class _EnginePair:
 
     def __init__(self, settings: RunSettings, book: OpeningBook, stop: threading.Event,
                  pgn_out: str | None) -> None:
-        engines = [EngineConfig(**{**settings.engine, "name": name}) for name in ("A", "B")]
+        # Only these engine processes see the tuning switch (so they list the tunables).
+        env = {**settings.engine.get("env", {}), TUNING_SWITCH: "1"}
+        engines = [EngineConfig(**{**settings.engine, "name": name, "env": env}) for name in ("A", "B")]
         config = MatchConfig(
             engines=engines, openings=settings.openings, nodes=settings.nodes,
             tc=TimeControl.parse(settings.tc) if settings.tc else None,
@@ -322,7 +324,6 @@ def run(state: TuningState, state_path: Path | None, concurrency: int = 1, max_p
     ``play`` replaces the engines (tests); by default each worker starts its own two.
     The checkpoint is saved after every pair.
     """
-    os.environ[TUNING_SWITCH] = "1"  # the engines we start inherit it and list the tunables
     lock = threading.Lock()
     pgn_lock = threading.Lock()
     stop = threading.Event()
@@ -450,7 +451,7 @@ def report(state: TuningState) -> str:
         lines.append(f"{p.name:<22} {p.start:>8.0f} {p.value:>9.2f} {moved:>+7.2f}  {p.low}..{p.high}")
     lines.append("")
     lines += [f"setoption name {name} value {value}" for name, value in state.current().items()]
-    lines += ["", "as match options (NUMBAT_TUNE=1 set for the match):",
+    lines += ["", f"as match options (with env.{TUNING_SWITCH}=1 among each engine's keys):",
               " ".join(f"option.{name}={value}" for name, value in state.current().items())]
     return "\n".join(lines)
 
