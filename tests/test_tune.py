@@ -96,3 +96,14 @@ def test_adam_keeps_frozen_phases_of_a_row() -> None:
     tuned = adam(model, start, target, epochs=50, rate=2.0, frozen=frozen)
     assert np.array_equal(tuned[frozen], start[frozen])
     assert not np.array_equal(tuned[~frozen], start[~frozen])
+
+
+def test_tracing_in_worker_processes_gives_the_same_matrix(monkeypatch) -> None:
+    import engine.tools.tune as tune
+
+    monkeypatch.setattr(tune, "TRACE_CHUNK", 7)   # several chunks, the last one short
+    fens = random_playout_fens(30, seed=8, max_plies=80)
+    serial = feature_matrix(fens)
+    parallel = feature_matrix(fens, workers=2)
+    for a, b in zip(serial, parallel, strict=True):
+        assert a.shape[0] == 30 and np.array_equal(a, b)

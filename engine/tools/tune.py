@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import argparse
 import math
+import multiprocessing
+import os
 import sys
 import time
 from pathlib import Path
@@ -58,8 +60,14 @@ def load_positions(path: Path, limit: int | None = None) -> tuple[list[str], np.
     return fens, np.array(scores), np.array(results)
 
 
-def feature_matrix(fens: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Traced features of every position: X int16[N, N_TERMS], phase, scale, mop-up."""
+Features = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+"""X int16[N, N_TERMS] (White's counts minus Black's), phase, endgame scale and mop-up of N positions."""
+
+TRACE_CHUNK = 20_000   # positions a worker traces per task
+
+
+def _trace_chunk(fens: list[str]) -> Features:
+    """Traced features of some positions (one worker's task, or the whole job with one worker)."""
     from engine.board import Board
     from engine.evaluate import N_TERMS, TRACE_MOPUP, TRACE_PHASE, TRACE_SCALE, make_evaluator, trace_position
 
@@ -68,13 +76,33 @@ def feature_matrix(fens: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray,
     phase = np.zeros(len(fens), dtype=np.float64)
     scale = np.zeros(len(fens), dtype=np.float64)
     mop_up = np.zeros(len(fens), dtype=np.float64)
-    for i, fen in enumerate(tqdm(fens, desc="tracing", unit="pos", mininterval=1.0)):
+    for i, fen in enumerate(fens):
         board = Board(fen)
         trace_position(board.pos, board.tab, ev)
         X[i] = ev.feature_counts[0, :N_TERMS] - ev.feature_counts[1, :N_TERMS]
         phase[i] = ev.feature_counts[0, TRACE_PHASE]
         scale[i] = ev.feature_counts[0, TRACE_SCALE]
         mop_up[i] = ev.feature_counts[0, TRACE_MOPUP]
+    return X, phase, scale, mop_up
+
+
+def feature_matrix(fens: list[str], workers: int = 1) -> Features:
+    """Traced features of every position, in ``workers`` processes (the same arrays for any number)."""
+    chunks = [fens[i:i + TRACE_CHUNK] for i in range(0, len(fens), TRACE_CHUNK)] or [[]]
+    bar = tqdm(total=len(fens), desc="tracing", unit="pos", mininterval=1.0)
+    parts: list[Features] = []
+    if workers <= 1:
+        for chunk in chunks:
+            parts.append(_trace_chunk(chunk))
+            bar.update(len(chunk))
+    else:
+        # spawn: a fresh interpreter per worker, which loads the kernels from the disk cache
+        with multiprocessing.get_context("spawn").Pool(workers) as pool:
+            for part in pool.imap(_trace_chunk, chunks):   # in order, so rows match ``fens``
+                parts.append(part)
+                bar.update(len(part[1]))
+    bar.close()
+    X, phase, scale, mop_up = (np.concatenate([part[k] for part in parts]) for k in range(4))
     return X, phase, scale, mop_up
 
 
@@ -176,6 +204,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--l2", type=float, default=1e-10, help="pull towards the starting weights")
     parser.add_argument("--freeze-material", action="store_true", help="keep the material values fixed")
     parser.add_argument("--seed", type=int, default=1, help="seed of the held-out split")
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1,
+                        help="processes tracing the positions (default: one per core)")
     args = parser.parse_args(argv)
 
     started = time.time()
@@ -187,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
         stored = np.load(cache)
         X, phase, scale, mop_up = stored["X"], stored["phase"], stored["scale"], stored["mop_up"]
     else:
-        X, phase, scale, mop_up = feature_matrix(fens)
+        X, phase, scale, mop_up = feature_matrix(fens, args.workers)
         np.savez(cache, X=X, phase=phase, scale=scale, mop_up=mop_up)
     target = (args.result_weight * results
               + (1 - args.result_weight) * sigmoid(K_LOGISTIC * np.clip(scores, -3000, 3000)))
