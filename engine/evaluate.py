@@ -149,6 +149,7 @@ OPTIONAL_ROWS = (   # (optional term, first row, rows)
     (OPT_COMPLEXITY, COMPLEXITY, len(COMPLEXITY_LABELS)),
 )
 N_OPTIONAL = len(OPTIONAL_ROWS)
+OPTIONAL_TERM_NAMES = frozenset(TERM_NAMES[first + i] for _, first, rows in OPTIONAL_ROWS for i in range(rows))
 TRACE_WIDTH = N_TERMS + 3
 
 A_PAWN, A_KNIGHT, A_BISHOP, A_ROOK, A_QUEEN, A_KING, A_ALL = 0, 1, 2, 3, 4, 5, 6
@@ -704,8 +705,9 @@ def _mop_up(pos, strong):
 
 
 @hot_njit(inline="always")
-def _complexity(pos, ev, eg, passers):
-    """The optional complexity term applied to the endgame score ``eg`` (White's); returns the new one.
+def _complexity(pos, ev, eg, strong, passers):
+    """The optional complexity term applied to the endgame score ``eg`` (White's), which favours
+    ``strong``; returns the new one.
 
     Some endgame advantages convert and some do not: many pawns, passed pawns, pawns on
     both wings and a pure pawn ending make a win easier; few pawns on one wing make it
@@ -718,7 +720,6 @@ def _complexity(pos, ev, eg, passers):
     """
     if eg == 0:
         return eg
-    strong = 0 if eg > 0 else 1
     p = pos.pieces
     pawns = p[PAWN]
     total_pawns = popcount(pawns)
@@ -795,12 +796,14 @@ def evaluate(pos, tab, ev):
         mg_b, eg_b = _term(mg_b, eg_b, ev, 1, TEMPO, 1)
     mg = mg_w - mg_b
     eg = eg_w - eg_b
+    # The side the endgame score favours, decided once: complexity may bring its
+    # advantage to zero, and the scale and mop-up below must still be that side's.
+    strong = 0 if eg >= 0 else 1
     # Step 7. Complexity (optional): how convertible the endgame advantage is.
     if _computes(ev, OPT_COMPLEXITY):
-        eg = _complexity(pos, ev, eg, passers_w | passers_b)
+        eg = _complexity(pos, ev, eg, strong, passers_w | passers_b)
     # Step 8. Endgame knowledge: drawish material scales the endgame score down; a
     # bare king is driven to the edge.
-    strong = 0 if eg >= 0 else 1
     scale = _endgame_scale(pos, strong)
     mop_up = _mop_up(pos, strong)
     if strong == 1:
@@ -903,7 +906,10 @@ def explain(board, weights: np.ndarray) -> list[str]:
     for term, name in enumerate(TERM_NAMES):
         group = name.split(".")[0].replace("passed", "passed pawns")
         rows = groups.setdefault(group, np.zeros((2, 2), dtype=np.int64))
-        rows += counts[:, term:term + 1] * weights[term].astype(np.int64)
+        used = weights[term].astype(np.int64)
+        if COMPLEXITY <= term < COMPLEXITY + len(COMPLEXITY_LABELS):
+            used[0] = 0   # complexity reads only its endgame weights (its clamp is not shown)
+        rows += counts[:, term:term + 1] * used
     phase = int(ev.feature_counts[0, TRACE_PHASE])
     scale = int(ev.feature_counts[0, TRACE_SCALE])
     mop_up = int(ev.feature_counts[0, TRACE_MOPUP])

@@ -308,7 +308,25 @@ def test_complexity_shrinks_an_advantage_to_nothing_but_never_turns_it_round() -
     assert int(evaluate(board.pos, board.tab, make_evaluator(hopeless))) == 0
     mirror = Board(chess.Board(fen).mirror().fen())
     assert int(evaluate(mirror.pos, mirror.tab, make_evaluator(hopeless))) == 0
+    # Brought to zero, Black's rook against a bare king keeps Black's mop-up (the side the
+    # endgame score favoured is decided before the term), exactly as its mirror image does.
+    rook = Board("8/8/8/3k4/8/8/8/r3K3 w - - 0 1")
+    rook_mirror = Board(chess.Board("8/8/8/3k4/8/8/8/r3K3 w - - 0 1").mirror().fen())
+    assert int(evaluate(rook.pos, rook.tab, make_evaluator(hopeless))) == \
+        int(evaluate(rook_mirror.pos, rook_mirror.tab, make_evaluator(hopeless))) < -200
     # Its middlegame weights are not used.
     unused = WEIGHTS.copy()
     unused[E.COMPLEXITY + E.C_ADJUSTMENT] = (500, 0)
     assert int(evaluate(board.pos, board.tab, make_evaluator(unused))) == base
+
+
+def test_a_weights_file_without_the_optional_rows_plays_as_one_with_them_at_zero(tmp_path) -> None:
+    from engine.uci import weights_file_problem
+
+    text = "\n".join(line for line in E.WEIGHTS_FILE.read_text().splitlines()
+                     if line.split()[0] not in E.OPTIONAL_TERM_NAMES)
+    assert weights_file_problem(text, E.TERM_NAMES, E.OPTIONAL_TERM_NAMES) is None
+    assert weights_file_problem(text, E.TERM_NAMES) is not None
+    path = tmp_path / "old.txt"
+    path.write_text(text + "\n")
+    assert np.array_equal(load_weights(path), WEIGHTS)   # the shipped optional rows are 0

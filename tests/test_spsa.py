@@ -19,6 +19,7 @@ from engine.board import Board
 from engine.searcher import DRIVER_TUNABLES, TUNABLES, Searcher
 from engine.timeman import Limits
 from engine.tools import spsa
+from engine.tools.match import parse_engine
 from engine.uci import TUNING_SWITCH
 
 REPO = Path(__file__).resolve().parents[1]
@@ -194,3 +195,9 @@ def test_the_tuner_plays_real_games_with_the_tunables_set(tmp_path: Path) -> Non
     # The switch reached the tuner's engines alone: an engine this process starts later (as
     # the next tests' do) must not list the tunables, which would load numba before uciok.
     assert TUNING_SWITCH not in os.environ
+
+
+def test_the_checkpoint_keeps_an_engines_environment() -> None:
+    engine = parse_engine(["cmd=python run_engine.py", "env.NUMBAT_EXAMPLE=1", "option.Hash=16"])
+    assert spsa.engine_settings(engine)["env"] == {"NUMBAT_EXAMPLE": "1"}
+    assert "env" not in spsa.engine_settings(parse_engine(["cmd=python run_engine.py"]))

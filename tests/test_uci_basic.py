@@ -262,3 +262,5 @@ def test_weights_file_problem_names_the_first_bad_line() -> None:
         "line 1 names no evaluation term ('material.knight')"
     assert weights_file_problem("material.pawn 80 85\n", terms) == \
         "1 of the 2 terms are missing (the first: tempo.side_to_move)"
+    # An optional term may be left out (it reads as 0): files older than the term still load.
+    assert weights_file_problem("material.pawn 80 85\n", terms, frozenset({"tempo.side_to_move"})) is None

@@ -529,14 +529,22 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def engine_settings(engine: EngineConfig) -> dict[str, Any]:
+    """What the checkpoint keeps of the tuned engine (its name is A or B per game)."""
+    settings: dict[str, Any] = {"cmd": engine.cmd, "proto": engine.proto, "options": engine.options,
+                                "workdir": engine.workdir}
+    if engine.env:   # absent when empty, as in checkpoints written before engines had one
+        settings["env"] = engine.env
+    return settings
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.state.exists():
         state = TuningState.load(args.state)
         if args.engine:  # the same engine elsewhere, e.g. a checkout at another path on a new machine
             engine = parse_engine(args.engine)
-            state.settings.engine = {"cmd": engine.cmd, "proto": engine.proto, "options": engine.options,
-                                     "workdir": engine.workdir}
+            state.settings.engine = engine_settings(engine)
     else:
         if args.report:
             print(f"no checkpoint at {args.state}", file=sys.stderr)
@@ -545,8 +553,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print("a new run needs --engine and exactly one of --nodes and --tc", file=sys.stderr)
             return 2
         engine = parse_engine(args.engine)
-        settings = RunSettings(engine={"cmd": engine.cmd, "proto": engine.proto, "options": engine.options,
-                                       "workdir": engine.workdir},
+        settings = RunSettings(engine=engine_settings(engine),
                                iterations=args.iterations, seed=args.seed, openings=args.openings,
                                nodes=args.nodes, tc=args.tc, check_every=args.check_every, tb_path=args.tb)
         from engine.searcher import TUNABLES

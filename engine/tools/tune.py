@@ -28,6 +28,7 @@ for White), as written by ``python -m engine.tools.datagen``.  Typical run::
 from __future__ import annotations
 
 import argparse
+import hashlib
 import math
 import multiprocessing
 import os
@@ -66,12 +67,13 @@ Features = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 TRACE_CHUNK = 20_000   # positions a worker traces per task
 
 
-def _trace_chunk(fens: list[str]) -> Features:
-    """Traced features of some positions (one worker's task, or the whole job with one worker)."""
+def _trace_chunk(task: tuple[list[str], np.ndarray | None]) -> Features:
+    """Traced features of some positions under some weights (one worker's task, or the whole job)."""
     from engine.board import Board
     from engine.evaluate import N_TERMS, TRACE_MOPUP, TRACE_PHASE, TRACE_SCALE, make_evaluator, trace_position
 
-    ev = make_evaluator(traced=True)
+    fens, weights = task
+    ev = make_evaluator(weights, traced=True)
     X = np.zeros((len(fens), N_TERMS), dtype=np.int16)
     phase = np.zeros(len(fens), dtype=np.float64)
     scale = np.zeros(len(fens), dtype=np.float64)
@@ -86,19 +88,25 @@ def _trace_chunk(fens: list[str]) -> Features:
     return X, phase, scale, mop_up
 
 
-def feature_matrix(fens: list[str], workers: int = 1) -> Features:
-    """Traced features of every position, in ``workers`` processes (the same arrays for any number)."""
-    chunks = [fens[i:i + TRACE_CHUNK] for i in range(0, len(fens), TRACE_CHUNK)] or [[]]
+def feature_matrix(fens: list[str], workers: int = 1, weights: np.ndarray | None = None) -> Features:
+    """Traced features of every position, in ``workers`` processes (the same arrays for any number).
+
+    Most counts do not depend on the weights, but the complexity term's sign, the endgame
+    scale and the mop-up follow the side the endgame score favours, which ``weights``
+    (default: the committed table) decide.
+    """
+    tasks = [(fens[i:i + TRACE_CHUNK], weights) for i in range(0, len(fens), TRACE_CHUNK)] or [([], weights)]
+    workers = min(workers, len(tasks))
     bar = tqdm(total=len(fens), desc="tracing", unit="pos", mininterval=1.0)
     parts: list[Features] = []
     if workers <= 1:
-        for chunk in chunks:
-            parts.append(_trace_chunk(chunk))
-            bar.update(len(chunk))
+        for task in tasks:
+            parts.append(_trace_chunk(task))
+            bar.update(len(task[0]))
     else:
         # spawn: a fresh interpreter per worker, which loads the kernels from the disk cache
         with multiprocessing.get_context("spawn").Pool(workers) as pool:
-            for part in pool.imap(_trace_chunk, chunks):   # in order, so rows match ``fens``
+            for part in pool.imap(_trace_chunk, tasks):   # in order, so rows match ``fens``
                 parts.append(part)
                 bar.update(len(part[1]))
     bar.close()
@@ -204,21 +212,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--l2", type=float, default=1e-10, help="pull towards the starting weights")
     parser.add_argument("--freeze-material", action="store_true", help="keep the material values fixed")
     parser.add_argument("--seed", type=int, default=1, help="seed of the held-out split")
-    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1,
+    parser.add_argument("--workers", type=int, default=len(os.sched_getaffinity(0)),
                         help="processes tracing the positions (default: one per core)")
     args = parser.parse_args(argv)
 
     started = time.time()
     fens, scores, results = load_positions(args.data, args.limit)
     print(f"{len(fens):,} positions from {args.data}", file=sys.stderr)
-    cache = args.data.with_suffix(f".features-{len(fens)}.npz")
+    start = load_weights(args.start)
+    start[COMPLEXITY:COMPLEXITY + len(COMPLEXITY_LABELS), 0] = 0   # unused by the kernel: frozen at 0 below
+    # The features depend on the evaluation's code and, through the side the endgame score
+    # favours, on the weights they are traced under (the starting ones): both key the cache.
+    weights_key = hashlib.sha256(start.tobytes()).hexdigest()[:12]
+    cache = args.data.with_suffix(f".features-{len(fens)}-{weights_key}.npz")
     evaluation_source = Path(__file__).resolve().parents[1] / "evaluate.py"
     if cache.exists() and cache.stat().st_mtime > evaluation_source.stat().st_mtime:
         stored = np.load(cache)
         X, phase, scale, mop_up = stored["X"], stored["phase"], stored["scale"], stored["mop_up"]
     else:
-        X, phase, scale, mop_up = feature_matrix(fens, args.workers)
+        X, phase, scale, mop_up = feature_matrix(fens, args.workers, start)
         np.savez(cache, X=X, phase=phase, scale=scale, mop_up=mop_up)
+    start = start.astype(np.float64)
     target = (args.result_weight * results
               + (1 - args.result_weight) * sigmoid(K_LOGISTIC * np.clip(scores, -3000, 3000)))
 
@@ -226,7 +240,6 @@ def main(argv: list[str] | None = None) -> int:
     held_out = rng.random(len(fens)) < 0.1
     train = LinearEval(X[~held_out], phase[~held_out], scale[~held_out], mop_up[~held_out])
     check = LinearEval(X[held_out], phase[held_out], scale[held_out], mop_up[held_out])
-    start = load_weights(args.start).astype(np.float64)
     frozen = np.zeros((len(TERM_NAMES), 2), dtype=bool)   # rows and phases that keep their start values
     frozen[COMPLEXITY:COMPLEXITY + len(COMPLEXITY_LABELS), 0] = True  # the kernel reads only their eg
     if args.freeze_material:
