@@ -72,7 +72,7 @@ def uciok_latency() -> float:
 
 
 def test_uciok_within_a_second_of_process_start() -> None:
-    # The best of three starts: a load spike on a shared CI machine slows one start (CI once
+    # The best of three starts: a load spike on a busy CI machine slows one start (CI once
     # saw 1.20 s), while a real regression, such as numba loaded before the answer, slows
     # every start (a warm numba import alone takes about 0.4 s here).
     latencies = [uciok_latency() for _ in range(3)]
