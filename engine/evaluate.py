@@ -30,8 +30,10 @@ The kernels take an ``Evaluator``, a record (``EVALUATOR_DTYPE``) of seven array
 
 Some terms are optional (``OPTIONAL_ROWS``: king danger in attack units, a bishop
 walled in its corner, knights and rooks by how closed the pawns are, space, pawn push
-threats, and complexity, which moves the endgame score towards or away from zero by how
-convertible the advantage is).  The search computes one only when the weight table gives it a nonzero
+threats, complexity, which moves the endgame score towards or away from zero by how
+convertible the advantage is, minor pieces behind a pawn, a bishop's rammed pawns and
+the long diagonal, the king's defenders and its distance to the pawns, a passed pawn's
+safe push, and threats by the king and on weak pawns).  The search computes one only when the weight table gives it a nonzero
 weight (``optional_on``, set by ``make_evaluator``); a traced evaluation computes them
 all.  So a new term costs nothing until a fitted weight file switches it on, and an
 ``EvalFile`` is all a match needs to try it.
@@ -86,6 +88,7 @@ def _half_board_labels() -> list[str]:
 
 
 MAX_DANGER_UNITS = 24   # king danger: attack units beyond this share the last row
+MAX_DEFENDERS = 8       # king defenders: pawns and minor pieces of the king's own zone (at most 8)
 MAX_CLOSEDNESS = 8      # closedness runs from 0 (open) to this
 # Complexity: what makes an endgame advantage easy or hard to turn into a win, counted
 # over both colours (``_complexity`` says how it is applied).
@@ -108,6 +111,7 @@ PASSED_FREE = _block("passed.free_path", range(8))                  # + relative
 CANDIDATE = _block("passed.candidate", range(8))                    # + relative rank
 PASSED_OWN_KING = _block("passed.own_king_distance", range(8))      # x distance, + rank
 PASSED_ENEMY_KING = _block("passed.enemy_king_distance", range(8))  # x distance, + rank
+PASSED_SAFE_PUSH = _block("passed.safe_push", range(8))             # + relative rank (optional)
 KING_ATTACKERS = _block("king_safety.attackers", range(8))          # + pieces hitting the zone
 KING_ZONE_ATTACKS = _block("king_safety.zone_attacks", PIECE_NAMES[1:5])  # x squares
 SAFE_CHECKS = _block("king_safety.safe_checks", PIECE_NAMES[1:5])   # x squares
@@ -115,12 +119,17 @@ KING_SHIELD = _block("king_safety.shield", ["near", "far", "missing"])
 KING_STORM = _block("king_safety.storm", ["1", "2", "3", "4"])      # enemy pawn distance
 KING_OPEN_FILE = _block("king_safety", ["open_file"])
 KING_DANGER = _block("king_safety.danger", range(1, MAX_DANGER_UNITS + 1))  # + units - 1 (optional)
+KING_DEFENDERS = _block("king_safety.defenders", range(MAX_DEFENDERS + 1))  # + defenders (optional)
+KING_PAWN_FILE = _block("king.pawn_file_distance", range(8))        # + files to the nearest pawn (optional)
 BISHOP_PAIR = _block("pieces", ["bishop_pair"])
 ROOK_OPEN_FILE = _block("pieces", ["rook_open_file"])
 ROOK_HALF_OPEN_FILE = _block("pieces", ["rook_half_open_file"])
 ROOK_ON_SEVENTH = _block("pieces", ["rook_on_seventh"])
 OUTPOST = _block("pieces.outpost", ["knight", "bishop"])
 CORNERED_BISHOP = _block("pieces", ["cornered_bishop"])             # (optional)
+MINOR_BEHIND_PAWN = _block("pieces.minor_behind_pawn", ["knight", "bishop"])  # + piece type - 2 (optional)
+BISHOP_RAMMED_PAWNS = _block("pieces", ["bishop_rammed_pawns"])     # x pawns, per bishop (optional)
+BISHOP_LONG_DIAGONAL = _block("pieces", ["bishop_long_diagonal"])   # (optional, with the row above)
 CLOSED_KNIGHT = _block("closedness.knight", range(MAX_CLOSEDNESS + 1))  # + closedness (optional)
 CLOSED_ROOK = _block("closedness.rook", range(MAX_CLOSEDNESS + 1))      # + closedness (optional)
 SPACE = _block("space", ["squares"])                                # x squares (optional)
@@ -129,6 +138,8 @@ THREAT_BY_MINOR = _block("threats.by_minor", ["rook", "queen"])     # + victim t
 THREAT_BY_ROOK = _block("threats.by_rook", ["queen"])
 HANGING = _block("threats", ["hanging"])
 PAWN_PUSH_THREAT = _block("threats", ["pawn_push"])                 # x pieces (optional)
+THREAT_BY_KING = _block("threats", ["by_king"])                     # x pieces (optional)
+WEAK_PAWN = _block("threats", ["weak_pawn"])                        # x pawns (optional, with the row above)
 COMPLEXITY = _block("complexity", COMPLEXITY_LABELS)                # x count, eg only (optional)
 TEMPO = _block("tempo", ["side_to_move"])
 N_TERMS = len(TERM_NAMES)
@@ -139,7 +150,9 @@ TRACE_PHASE, TRACE_SCALE, TRACE_MOPUP = N_TERMS, N_TERMS + 1, N_TERMS + 2
 # traced evaluation always does, so the tuner can fit it).  A weight table that leaves
 # them at zero plays exactly as if they did not exist, at no cost in speed; that is how
 # a new term is tried: fitted, handed to the engine in an EvalFile, judged by games.
-OPT_KING_DANGER, OPT_CORNERED_BISHOP, OPT_CLOSEDNESS, OPT_SPACE, OPT_PAWN_PUSH, OPT_COMPLEXITY = range(6)
+(OPT_KING_DANGER, OPT_CORNERED_BISHOP, OPT_CLOSEDNESS, OPT_SPACE, OPT_PAWN_PUSH, OPT_COMPLEXITY,
+ OPT_MINOR_BEHIND_PAWN, OPT_BISHOP_PAWNS, OPT_KING_DEFENDERS, OPT_KING_PAWN_FILE, OPT_PASSED_SAFE_PUSH,
+ OPT_MORE_THREATS) = range(12)
 OPTIONAL_ROWS = (   # (optional term, first row, rows)
     (OPT_KING_DANGER, KING_DANGER, MAX_DANGER_UNITS),
     (OPT_CORNERED_BISHOP, CORNERED_BISHOP, 1),
@@ -147,6 +160,12 @@ OPTIONAL_ROWS = (   # (optional term, first row, rows)
     (OPT_SPACE, SPACE, 1),
     (OPT_PAWN_PUSH, PAWN_PUSH_THREAT, 1),
     (OPT_COMPLEXITY, COMPLEXITY, len(COMPLEXITY_LABELS)),
+    (OPT_MINOR_BEHIND_PAWN, MINOR_BEHIND_PAWN, 2),
+    (OPT_BISHOP_PAWNS, BISHOP_RAMMED_PAWNS, 2),                  # rammed pawns and long diagonal
+    (OPT_KING_DEFENDERS, KING_DEFENDERS, MAX_DEFENDERS + 1),
+    (OPT_KING_PAWN_FILE, KING_PAWN_FILE, 8),
+    (OPT_PASSED_SAFE_PUSH, PASSED_SAFE_PUSH, 8),
+    (OPT_MORE_THREATS, THREAT_BY_KING, 2),                       # by the king, and weak pawns
 )
 N_OPTIONAL = len(OPTIONAL_ROWS)
 OPTIONAL_TERM_NAMES = frozenset(TERM_NAMES[first + i] for _, first, rows in OPTIONAL_ROWS for i in range(rows))
@@ -183,6 +202,10 @@ SPACE_AREA = np.array([0x3C3C3C00, 0x003C3C3C00000000], dtype=np.uint64)
 CORNER_WALL = np.array([[[0, 9], [7, 14]], [[56, 49], [63, 54]]], dtype=np.int64)
 
 DARK_SQUARES = np.uint64(0xAA55AA55AA55AA55)
+CENTRE_SQUARES = np.uint64(0x0000001818000000)    # d4, e4, d5, e5
+# The two long diagonals (a1-h8, h1-a8) outside the centre: a bishop there that sees
+# two centre squares through everything but pawns holds the diagonal.
+LONG_DIAGONALS = np.uint64((0x8040201008040201 | 0x0102040810204080) & ~0x0000001818000000)
 U64_SEVEN, U64_EIGHT, U64_NINE = np.uint64(7), np.uint64(8), np.uint64(9)
 
 
@@ -300,6 +323,13 @@ def _pieces(pos, tab, ev, colour):
     tracing = ev.traced[0] != 0
     cornered_on = _computes(ev, OPT_CORNERED_BISHOP)
     danger_on = _computes(ev, OPT_KING_DANGER)
+    behind_on = _computes(ev, OPT_MINOR_BEHIND_PAWN)
+    bishop_pawns_on = _computes(ev, OPT_BISHOP_PAWNS)
+    # Squares right behind a pawn of either colour, seen from our side (minor behind pawn).
+    pawns = pos.pieces[PAWN]
+    behind_pawns = (pawns >> U64_EIGHT) if colour == 0 else (pawns << U64_EIGHT)
+    # Our pawns blocked by an enemy pawn right in front of them (a bishop's rammed pawns).
+    rammed = our_pawns & ((enemy_pawns >> U64_EIGHT) if colour == 0 else (enemy_pawns << U64_EIGHT))
     attackers = 0
     danger = 0
     queen_attacks = False
@@ -327,6 +357,8 @@ def _pieces(pos, tab, ev, colour):
         if piece_type == KNIGHT:
             reach = knight_attacks(tab, sq)
             mg, eg = _term(mg, eg, ev, colour, MOBILITY_KNIGHT + popcount(reach & mobility_area), 1)
+            if behind_on and (behind_pawns & square_bb(sq)):
+                mg, eg = _term(mg, eg, ev, colour, MINOR_BEHIND_PAWN, 1)
         elif piece_type == BISHOP:
             reach = bishop_attacks(tab, sq, occupied)
             mg, eg = _term(mg, eg, ev, colour, MOBILITY_BISHOP + popcount(reach & mobility_area), 1)
@@ -334,6 +366,17 @@ def _pieces(pos, tab, ev, colour):
                 for corner in range(2):
                     if sq == CORNER_WALL[colour, corner, 0] and (our_pawns & square_bb(CORNER_WALL[colour, corner, 1])):
                         mg, eg = _term(mg, eg, ev, colour, CORNERED_BISHOP, 1)
+            if behind_on and (behind_pawns & square_bb(sq)):
+                mg, eg = _term(mg, eg, ev, colour, MINOR_BEHIND_PAWN + 1, 1)
+            if bishop_pawns_on:
+                # Our rammed pawns on the bishop's colour: they cannot move off it, and
+                # the bishop stays bad for as long as they stand.
+                same_colour = DARK_SQUARES if (square_bb(sq) & DARK_SQUARES) else ~DARK_SQUARES
+                blocked = popcount(rammed & same_colour)
+                if blocked:
+                    mg, eg = _term(mg, eg, ev, colour, BISHOP_RAMMED_PAWNS, blocked)
+                if (square_bb(sq) & LONG_DIAGONALS) and popcount(bishop_attacks(tab, sq, pawns) & CENTRE_SQUARES) >= 2:
+                    mg, eg = _term(mg, eg, ev, colour, BISHOP_LONG_DIAGONAL, 1)
         elif piece_type == ROOK:
             reach = rook_attacks(tab, sq, occupied)
             mg, eg = _term(mg, eg, ev, colour, MOBILITY_ROOK + popcount(reach & mobility_area), 1)
@@ -431,10 +474,14 @@ def _pawn_structure(pos, ev, colour):
 
 @hot_njit(inline="always")
 def _passed_pawn_race(pos, ev, colour, passers):
-    """Terms of one colour's passed pawns that depend on the pieces: free path, king distances."""
+    """Terms of one colour's passed pawns that depend on the pieces: free path, king distances,
+    and (optional) a safe push."""
     mg = 0
     eg = 0
     occupied = pos.colors[0] | pos.colors[1]
+    safe_push_on = _computes(ev, OPT_PASSED_SAFE_PUSH)
+    # Needs ``ev.attacks`` of both colours (set by _pieces).
+    enemy_attacks = ev.attacks[1 - colour, A_ALL]
     own_king = lsb(pos.pieces[KING] & pos.colors[colour])
     enemy_king = lsb(pos.pieces[KING] & pos.colors[1 - colour])
     flip = 0 if colour == 0 else 56
@@ -449,6 +496,9 @@ def _passed_pawn_race(pos, ev, colour, passers):
             mg, eg = _term(mg, eg, ev, colour, PASSED_FREE + rank, 1)
         mg, eg = _term(mg, eg, ev, colour, PASSED_OWN_KING + rank, _distance(own_king, stop))
         mg, eg = _term(mg, eg, ev, colour, PASSED_ENEMY_KING + rank, _distance(enemy_king, stop))
+        # Safe push (optional): the stop square is empty and no enemy piece or pawn hits it.
+        if safe_push_on and ((occupied | enemy_attacks) & square_bb(stop)) == U64_ZERO:
+            mg, eg = _term(mg, eg, ev, colour, PASSED_SAFE_PUSH + rank, 1)
     return mg, eg
 
 
@@ -493,7 +543,8 @@ def _pawns(pos, ev):
 @hot_njit(inline="always")
 def _king_safety(pos, tab, ev, colour, units):
     """Pawn shield, pawn storm and open files around one colour's king; its safe checks on
-    the other, and (optional) the king danger of ``units`` plus those checks."""
+    the other, and (optional) the king danger of ``units`` plus those checks, the king's
+    defenders and its distance to the nearest pawn file."""
     mg = 0
     eg = 0
     enemy = 1 - colour
@@ -552,12 +603,34 @@ def _king_safety(pos, tab, ev, colour, units):
         if queen_checks:
             units += CHECK_UNITS_QUEEN
         mg, eg = _term(mg, eg, ev, colour, KING_DANGER + min(units, MAX_DANGER_UNITS) - 1, 1)
+    p = pos.pieces
+    if _computes(ev, OPT_KING_DEFENDERS):
+        # Defenders (optional): our pawns, knights and bishops next to our king.
+        zone = king_attacks(tab, king)
+        defenders = popcount(zone & pos.colors[colour] & (p[PAWN] | p[KNIGHT] | p[BISHOP]))
+        mg, eg = _term(mg, eg, ev, colour, KING_DEFENDERS + min(defenders, MAX_DEFENDERS), 1)
+    if _computes(ev, OPT_KING_PAWN_FILE) and p[PAWN] != U64_ZERO:
+        # Files from the king to the nearest file with a pawn of either colour (optional):
+        # in an ending the king must reach the pawns to matter.
+        files = _pawn_files(p[PAWN])
+        king_file_index = king & 7
+        distance = 0
+        while distance < 7:
+            low = king_file_index - distance
+            high = king_file_index + distance
+            if low >= 0 and ((files >> np.uint64(low)) & U64_ONE) != U64_ZERO:
+                break
+            if high <= 7 and ((files >> np.uint64(high)) & U64_ONE) != U64_ZERO:
+                break
+            distance += 1
+        mg, eg = _term(mg, eg, ev, colour, KING_PAWN_FILE + distance, 1)
     return mg, eg
 
 
 @hot_njit(inline="always")
 def _threats(pos, ev, colour):
-    """Enemy pieces this colour attacks with something cheaper, and undefended ones it attacks."""
+    """Enemy pieces this colour attacks with something cheaper, and undefended ones it attacks
+    (and, optional, pieces a pawn push would attack, pieces next to our king and weak pawns)."""
     mg = 0
     eg = 0
     enemy = 1 - colour
@@ -597,6 +670,18 @@ def _threats(pos, ev, colour):
         hits = popcount(_pawn_attack_span(pushes, colour) & targets)
         if hits:
             mg, eg = _term(mg, eg, ev, colour, PAWN_PUSH_THREAT, hits)
+    if _computes(ev, OPT_MORE_THREATS):
+        # Minor pieces and rooks next to our king (optional), and weak pawns: enemy pawns
+        # our pieces hit that no enemy pawn guards.
+        p = pos.pieces
+        hits = popcount(attacks[colour, A_KING] & them & (p[KNIGHT] | p[BISHOP] | p[ROOK]))
+        if hits:
+            mg, eg = _term(mg, eg, ev, colour, THREAT_BY_KING, hits)
+        piece_attacks = (attacks[colour, A_KNIGHT] | attacks[colour, A_BISHOP] | attacks[colour, A_ROOK]
+                         | attacks[colour, A_QUEEN] | attacks[colour, A_KING])
+        hits = popcount(piece_attacks & them & p[PAWN] & ~attacks[enemy, A_PAWN])
+        if hits:
+            mg, eg = _term(mg, eg, ev, colour, WEAK_PAWN, hits)
     return mg, eg
 
 

@@ -215,6 +215,50 @@ def test_a_bishop_walled_in_its_corner_is_counted() -> None:
     assert counts("4k2b/6p1/8/8/8/8/8/4K3 w - - 0 1")[1, E.CORNERED_BISHOP] == 1
 
 
+def test_a_minor_piece_right_behind_a_pawn_of_either_colour_is_counted() -> None:
+    assert counts("4k3/8/8/8/8/4P3/4N3/4K3 w - - 0 1")[0, E.MINOR_BEHIND_PAWN] == 1      # Ne2, e3
+    assert counts("4k3/8/8/8/3p4/3B4/8/4K3 w - - 0 1")[0, E.MINOR_BEHIND_PAWN + 1] == 1  # Bd3, black d4
+    assert counts("4k3/3n4/3p4/8/8/8/8/4K3 w - - 0 1")[1, E.MINOR_BEHIND_PAWN] == 1      # Nd7, d6
+    assert counts("4k3/8/8/8/4N3/4P3/8/4K3 w - - 0 1")[0, E.MINOR_BEHIND_PAWN] == 0      # in front of it
+
+
+def test_a_bishop_counts_its_rammed_pawns_on_its_colour_and_holds_the_long_diagonal() -> None:
+    # d4 and e3 are dark squares, rammed by d5 and e4: two for the dark bishop c1, none for f1.
+    found = counts("4k3/8/8/3p4/3Pp3/4P3/8/2B1KB2 w - - 0 1")
+    assert found[0, E.BISHOP_RAMMED_PAWNS] == 2 and found[1, E.BISHOP_RAMMED_PAWNS] == 0
+    assert counts("4k3/8/8/8/8/8/1B6/4K3 w - - 0 1")[0, E.BISHOP_LONG_DIAGONAL] == 1   # b2 sees d4, e5
+    assert counts("4k3/8/8/8/8/2N5/1B6/4K3 w - - 0 1")[0, E.BISHOP_LONG_DIAGONAL] == 1  # through a piece
+    assert counts("4k3/8/8/8/8/2P5/1B6/4K3 w - - 0 1")[0, E.BISHOP_LONG_DIAGONAL] == 0  # not a pawn
+    assert counts("4k3/8/8/8/3B4/8/8/4K3 w - - 0 1")[0, E.BISHOP_LONG_DIAGONAL] == 0    # in the centre
+    assert counts("4k3/6b1/8/8/8/8/8/4K3 w - - 0 1")[1, E.BISHOP_LONG_DIAGONAL] == 1    # g7
+
+
+def test_king_defenders_and_the_distance_to_the_pawns() -> None:
+    found = counts(chess.STARTING_FEN)   # d2, e2, f2 and the bishop f1 (the queen does not count)
+    assert found[0, E.KING_DEFENDERS + 4] == found[1, E.KING_DEFENDERS + 4] == 1
+    assert found[:, E.KING_DEFENDERS:E.KING_DEFENDERS + E.MAX_DEFENDERS + 1].sum() == 2
+    assert counts("4k3/8/8/8/8/8/8/4K3 w - - 0 1")[:, E.KING_DEFENDERS].tolist() == [1, 1]
+    found = counts("4k3/8/8/8/8/8/P7/4K3 w - - 0 1")     # both kings four files from the a-pawn
+    assert found[0, E.KING_PAWN_FILE + 4] == found[1, E.KING_PAWN_FILE + 4] == 1
+    found = counts("7k/8/8/8/8/8/P7/K7 w - - 0 1")
+    assert found[0, E.KING_PAWN_FILE] == 1 and found[1, E.KING_PAWN_FILE + 7] == 1
+    assert counts("4k3/8/8/8/8/8/8/4K3 w - - 0 1")[:, E.KING_PAWN_FILE:E.KING_PAWN_FILE + 8].sum() == 0
+
+
+def test_a_passed_pawn_push_is_safe_when_its_stop_square_is_empty_and_unguarded() -> None:
+    assert counts("4k3/8/8/3P4/8/8/8/4K3 w - - 0 1")[0, E.PASSED_SAFE_PUSH + 4] == 1
+    assert counts("8/4k3/8/3P4/8/8/8/4K3 w - - 0 1")[0, E.PASSED_SAFE_PUSH + 4] == 0   # the king guards d6
+    assert counts("4k3/8/3n4/3P4/8/8/8/4K3 w - - 0 1")[0, E.PASSED_SAFE_PUSH + 4] == 0  # d6 is taken
+    assert counts("4k3/8/8/8/3p4/8/8/4K3 w - - 0 1")[1, E.PASSED_SAFE_PUSH + 4] == 1
+
+
+def test_threats_by_the_king_and_on_weak_pawns() -> None:
+    assert counts("4k3/8/8/8/8/8/3n4/4K3 w - - 0 1")[0, E.THREAT_BY_KING] == 1
+    assert counts("4k3/8/8/3p4/8/8/8/3RK3 w - - 0 1")[0, E.WEAK_PAWN] == 1    # Rd1 hits d5
+    assert counts("4k3/8/4p3/3p4/8/8/8/3RK3 w - - 0 1")[0, E.WEAK_PAWN] == 0  # e6 guards it
+    assert counts("4k3/8/8/3p4/4P3/8/8/4K3 w - - 0 1")[0, E.WEAK_PAWN] == 0   # a pawn's hit is not counted
+
+
 def test_mobility_more_squares_is_better() -> None:
     for block, size in ((E.MOBILITY_KNIGHT, 9), (E.MOBILITY_BISHOP, 14), (E.MOBILITY_ROOK, 15)):
         mg = WEIGHTS[block:block + size, 0] + WEIGHTS[block:block + size, 1]
