@@ -73,7 +73,7 @@ def test_the_linear_model_equals_the_kernel_with_the_complexity_term_on() -> Non
     fens = random_playout_fens(60, seed=5, max_plies=120)
     weights = E.load_weights()
     weights[E.COMPLEXITY:E.COMPLEXITY + len(E.COMPLEXITY_LABELS), 1] = (3, 9, 12, 25, 6)
-    model = LinearEval(*feature_matrix(fens))
+    model = LinearEval(*feature_matrix(fens), complexity=(E.COMPLEXITY, len(E.COMPLEXITY_LABELS)))
     predicted = model(weights.astype(np.float64))
     moved = 0
     for fen, value in zip(fens, predicted, strict=True):
@@ -84,6 +84,45 @@ def test_the_linear_model_equals_the_kernel_with_the_complexity_term_on() -> Non
         moved += white != int(E.evaluate(board.pos, board.tab, E.make_evaluator(E.load_weights()))) * (
             1 if board.turn == 0 else -1)
     assert moved > 30   # the term changed most evaluations
+
+
+COMPLEXITY_COLUMNS = (E.COMPLEXITY, len(E.COMPLEXITY_LABELS))
+
+
+def test_the_model_applies_the_complexity_clamp_as_the_kernel_does() -> None:
+    """With a large negative constant the complexity sum often exceeds the endgame advantage:
+    the kernel then stops at zero, and so must the model."""
+    fens = random_playout_fens(80, seed=7, max_plies=160)
+    weights = E.load_weights()
+    weights[E.COMPLEXITY:E.COMPLEXITY + len(E.COMPLEXITY_LABELS), 1] = (6, 7, 42, 83, -400)
+    features = feature_matrix(fens, weights=weights)
+    model = LinearEval(*features, complexity=COMPLEXITY_COLUMNS)
+    linear = LinearEval(*features)
+    predicted = model(weights.astype(np.float64))
+    clamped = 0
+    for fen, value, unclamped in zip(fens, predicted, linear(weights.astype(np.float64)), strict=True):
+        board = Board(fen)
+        score = int(E.evaluate(board.pos, board.tab, E.make_evaluator(weights)))
+        white = score if board.turn == 0 else -score
+        assert abs(white - value) <= 2, fen
+        clamped += abs(white - unclamped) > 2
+    assert clamped >= 10   # the clamp acted, and the purely linear model missed it
+
+
+def test_the_complexity_gradient_matches_finite_differences() -> None:
+    fens = random_playout_fens(80, seed=8, max_plies=160)
+    weights = E.load_weights().astype(np.float64)
+    weights[E.COMPLEXITY:E.COMPLEXITY + len(E.COMPLEXITY_LABELS), 1] = (6, 7, 42, 83, -400)
+    model = LinearEval(*feature_matrix(fens, weights=weights.astype(np.int32)), complexity=COMPLEXITY_COLUMNS)
+    target = np.random.default_rng(8).random(len(fens))
+    _, gradient = model.loss_and_gradient(weights, target)
+    rows = [E.COMPLEXITY + i for i in range(len(E.COMPLEXITY_LABELS))] + [E.MATERIAL + 3, E.PASSED + 5]
+    for row in rows:
+        step = np.zeros_like(weights)
+        step[row, 1] = 0.5   # the model computes in float32: a smaller step drowns in rounding
+        numeric = (model.loss(weights + step, target) - model.loss(weights - step, target)) / 1.0
+        assert abs(numeric - gradient[row, 1]) <= 0.02 * max(abs(numeric), 1e-6) + 1e-9, (row, numeric,
+                                                                                         gradient[row, 1])
 
 
 def test_adam_keeps_frozen_phases_of_a_row() -> None:

@@ -6,10 +6,16 @@ phase ``p`` (0..24) and endgame scale ``s`` (of 64),
 
     eval = (x . w_mg * p + (x . w_eg * s / 64 + mop_up) * (24 - p)) / 24
 
-The optional complexity term (``engine.evaluate._complexity``) is linear too once the
-sign of the endgame score is fixed: the trace records its counts under the colour the
-starting weights favour, so ``x`` carries that sign; its middlegame weights are unused
-and stay at zero, and the clamp that stops it turning an advantage round is left out.
+The optional complexity term (``engine.evaluate._complexity``) is the one exception, and
+the model follows the kernel there too: with ``c`` the weighted sum of its counts (both
+colours together, as the trace records them) and ``e`` the rest of the endgame sum,
+
+    endgame = e + sign(e) * max(c, -|e|)
+
+so the term may bring an advantage to zero but never turn it round.  Its middlegame
+weights are unused and stay at zero.  (Until session 66 the clamp was left out, and the
+model let a negative ``c`` hand the advantage to the other side where the kernel stops
+at zero.)
 
 A traced evaluation of every position gives ``x``, ``p``, ``s`` and the fixed mop-up,
 so the whole data set becomes one matrix ``X`` and the fit needs no engine calls.
@@ -123,7 +129,15 @@ class LinearEval:
     """The evaluation as a function of its weights, over a fixed feature matrix."""
 
     def __init__(self, X: np.ndarray, phase: np.ndarray, scale: np.ndarray, mop_up: np.ndarray,
-                 sparse: bool = True) -> None:
+                 sparse: bool = True, complexity: tuple[int, int] | None = None) -> None:
+        """``complexity``: (first column, columns) of the complexity counts, applied with the
+        kernel's clamp (see the module docstring); None for a purely linear model."""
+        self.complexity = complexity
+        if complexity is not None:
+            first, count = complexity
+            signed = np.asarray(X[:, first:first + count], dtype=np.float32)
+            self.complexity_signed = signed          # as traced: under the colour then favoured
+            self.complexity_counts = np.abs(signed)  # the counts themselves
         # Each position has some 30 non-zero counts of 355, so with scipy (the ``tools``
         # extra) X is kept sparse: each pass over it is three or four times as fast.
         self.mg_factor = (phase / 24.0).astype(np.float32)
@@ -139,19 +153,43 @@ class LinearEval:
             self.X = scipy_sparse.csr_matrix(self.X)
             self.XT = self.X.T.tocsr()
 
+    def _evaluate(self, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+        """(evaluation, complexity's sign, where the clamp does not act) of every position;
+        the last two are None without the complexity term."""
+        sums = np.asarray(self.X @ weights.astype(np.float32))  # one pass over X for both phases
+        endgame = sums[:, 1]
+        sign = free = None
+        if self.complexity is not None:
+            first, count = self.complexity
+            w = weights[first:first + count, 1].astype(np.float32)
+            rest = endgame - self.complexity_signed @ w
+            sign = np.sign(rest)
+            bonus = self.complexity_counts @ w
+            free = bonus > -np.abs(rest)
+            endgame = rest + sign * np.where(free, bonus, -np.abs(rest))
+        return sums[:, 0] * self.mg_factor + endgame * self.eg_factor + self.constant, sign, free
+
     def __call__(self, weights: np.ndarray) -> np.ndarray:
         """Evaluation of every position (cp, White's view) for float weights [N_TERMS, 2]."""
-        sums = np.asarray(self.X @ weights.astype(np.float32))  # one pass over X for both phases
-        return sums[:, 0] * self.mg_factor + sums[:, 1] * self.eg_factor + self.constant
+        return self._evaluate(weights)[0]
 
     def loss_and_gradient(self, weights: np.ndarray, target: np.ndarray) -> tuple[float, np.ndarray]:
         """Mean squared error of sigmoid(K * eval) against ``target`` and its gradient."""
-        predicted = sigmoid(K_LOGISTIC * self(weights))
+        value, sign, free = self._evaluate(weights)
+        predicted = sigmoid(K_LOGISTIC * value)
         error = predicted - target
         loss = float(np.mean(error ** 2))
         g = (2.0 / len(target)) * error * predicted * (1.0 - predicted) * K_LOGISTIC
-        per_phase = np.stack([g * self.mg_factor, g * self.eg_factor], axis=1).astype(np.float32)
-        return loss, np.asarray(self.XT @ per_phase).astype(weights.dtype)  # one more pass for the gradient
+        g_endgame = g * self.eg_factor
+        if self.complexity is not None:
+            # Clamped, the endgame sum is 0 whatever the weights (with sign 0 it is the rest alone).
+            g_endgame = np.where(free | (sign == 0), g_endgame, 0.0)
+        per_phase = np.stack([g * self.mg_factor, g_endgame], axis=1).astype(np.float32)
+        gradient = np.asarray(self.XT @ per_phase).astype(weights.dtype)  # one more pass for the gradient
+        if self.complexity is not None:
+            first, count = self.complexity
+            gradient[first:first + count, 1] = self.complexity_counts.T @ (sign * np.where(free, g_endgame, 0.0))
+        return loss, gradient
 
     def loss(self, weights: np.ndarray, target: np.ndarray) -> float:
         """Mean squared error only."""
@@ -238,8 +276,9 @@ def main(argv: list[str] | None = None) -> int:
 
     rng = np.random.default_rng(args.seed)
     held_out = rng.random(len(fens)) < 0.1
-    train = LinearEval(X[~held_out], phase[~held_out], scale[~held_out], mop_up[~held_out])
-    check = LinearEval(X[held_out], phase[held_out], scale[held_out], mop_up[held_out])
+    columns = (COMPLEXITY, len(COMPLEXITY_LABELS))
+    train = LinearEval(X[~held_out], phase[~held_out], scale[~held_out], mop_up[~held_out], complexity=columns)
+    check = LinearEval(X[held_out], phase[held_out], scale[held_out], mop_up[held_out], complexity=columns)
     frozen = np.zeros((len(TERM_NAMES), 2), dtype=bool)   # rows and phases that keep their start values
     frozen[COMPLEXITY:COMPLEXITY + len(COMPLEXITY_LABELS), 0] = True  # the kernel reads only their eg
     if args.freeze_material:
