@@ -181,15 +181,16 @@ class LinearEval:
         loss = float(np.mean(error ** 2))
         g = (2.0 / len(target)) * error * predicted * (1.0 - predicted) * K_LOGISTIC
         g_endgame = g * self.eg_factor
-        if self.complexity is not None:
-            assert sign is not None and free is not None
+        complexity_g = None
+        if sign is not None and free is not None:
             # Clamped, the endgame sum is 0 whatever the weights (with sign 0 it is the rest alone).
             g_endgame = np.where(free | (sign == 0), g_endgame, 0.0)
+            complexity_g = sign * np.where(free, g_endgame, 0.0)
         per_phase = np.stack([g * self.mg_factor, g_endgame], axis=1).astype(np.float32)
         gradient = np.asarray(self.XT @ per_phase).astype(weights.dtype)  # one more pass for the gradient
-        if self.complexity is not None and sign is not None:
+        if self.complexity is not None and complexity_g is not None:
             first, count = self.complexity
-            gradient[first:first + count, 1] = self.complexity_counts.T @ (sign * np.where(free, g_endgame, 0.0))
+            gradient[first:first + count, 1] = self.complexity_counts.T @ complexity_g
         return loss, gradient
 
     def loss(self, weights: np.ndarray, target: np.ndarray) -> float:
