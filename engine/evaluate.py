@@ -803,8 +803,6 @@ def _complexity(pos, ev, eg, strong, passers):
     Only the endgame weights are used.  A traced evaluation records the counts under the
     favoured colour, so that White's counts minus Black's carry the sign of ``eg``.
     """
-    if eg == 0:
-        return eg
     p = pos.pieces
     pawns = p[PAWN]
     total_pawns = popcount(pawns)
@@ -817,6 +815,10 @@ def _complexity(pos, ev, eg, strong, passers):
         ev.feature_counts[strong, COMPLEXITY + C_PAWN_FLANKS] += pawn_flanks
         ev.feature_counts[strong, COMPLEXITY + C_PAWN_ENDGAME] += pawn_endgame
         ev.feature_counts[strong, COMPLEXITY + C_ADJUSTMENT] += 1
+    # A level endgame score has no side to help or hinder.  (It is still traced, under
+    # White, so that the tuner applies the term once its weights make the score uneven.)
+    if eg == 0:
+        return eg
     w = ev.weights
     complexity = (total_pawns * w[COMPLEXITY + C_TOTAL_PAWNS, 1] + passed_pawns * w[COMPLEXITY + C_PASSED_PAWNS, 1]
                   + pawn_flanks * w[COMPLEXITY + C_PAWN_FLANKS, 1] + pawn_endgame * w[COMPLEXITY + C_PAWN_ENDGAME, 1]

@@ -224,8 +224,11 @@ def test_a_minor_piece_right_behind_a_pawn_of_either_colour_is_counted() -> None
 
 def test_a_bishop_counts_its_rammed_pawns_on_its_colour_and_holds_the_long_diagonal() -> None:
     # d4 and e3 are dark squares, rammed by d5 and e4: two for the dark bishop c1, none for f1.
-    found = counts("4k3/8/8/3p4/3Pp3/4P3/8/2B1KB2 w - - 0 1")
-    assert found[0, E.BISHOP_RAMMED_PAWNS] == 2 and found[1, E.BISHOP_RAMMED_PAWNS] == 0
+    fen = "4k3/8/8/3p4/3Pp3/4P3/8/2B1KB2 w - - 0 1"
+    assert counts(fen)[:, E.BISHOP_RAMMED_PAWNS].tolist() == [2, 0]
+    assert counts(chess.Board(fen).mirror().fen())[:, E.BISHOP_RAMMED_PAWNS].tolist() == [0, 2]
+    # With the light bishop alone, nothing: the rammed pawns stand on dark squares.
+    assert counts("4k3/8/8/3p4/3Pp3/4P3/8/4KB2 w - - 0 1")[0, E.BISHOP_RAMMED_PAWNS] == 0
     assert counts("4k3/8/8/8/8/8/1B6/4K3 w - - 0 1")[0, E.BISHOP_LONG_DIAGONAL] == 1   # b2 sees d4, e5
     assert counts("4k3/8/8/8/8/2N5/1B6/4K3 w - - 0 1")[0, E.BISHOP_LONG_DIAGONAL] == 1  # through a piece
     assert counts("4k3/8/8/8/8/2P5/1B6/4K3 w - - 0 1")[0, E.BISHOP_LONG_DIAGONAL] == 0  # not a pawn

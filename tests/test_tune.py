@@ -109,6 +109,32 @@ def test_the_model_applies_the_complexity_clamp_as_the_kernel_does() -> None:
     assert clamped >= 10   # the clamp acted, and the purely linear model missed it
 
 
+def test_the_model_follows_the_kernel_when_the_weights_move_away_from_the_trace() -> None:
+    """Training traces once, under the starting weights, and then moves them: here from no
+    complexity (and one tempo) to a complexity with a negative constant (and another tempo).
+    Where the endgame scale and mop-up stay what the trace recorded, model = kernel, also
+    for positions whose endgame score was exactly level when traced."""
+    fens = random_playout_fens(400, seed=9, max_plies=160)
+    start = E.load_weights()
+    moved = start.copy()
+    moved[E.COMPLEXITY:E.COMPLEXITY + len(E.COMPLEXITY_LABELS), 1] = (6, 7, 42, 83, -120)
+    moved[E.TEMPO, 1] += 5
+    traced = feature_matrix(fens, weights=start)
+    retraced = feature_matrix(fens, weights=moved)
+    model = LinearEval(*traced, complexity=COMPLEXITY_COLUMNS)
+    predicted = model(moved.astype(np.float64))
+    compared = 0
+    for i, fen in enumerate(fens):
+        if traced[2][i] != retraced[2][i] or traced[3][i] != retraced[3][i]:
+            continue   # the favoured side changed its endgame scale or mop-up: outside the model
+        board = Board(fen)
+        score = int(E.evaluate(board.pos, board.tab, E.make_evaluator(moved)))
+        white = score if board.turn == 0 else -score
+        assert abs(white - predicted[i]) <= 2, fen
+        compared += 1
+    assert compared >= 390
+
+
 def test_the_complexity_gradient_matches_finite_differences() -> None:
     fens = random_playout_fens(80, seed=8, max_plies=160)
     weights = E.load_weights().astype(np.float64)

@@ -138,7 +138,7 @@ class LinearEval:
             signed = np.asarray(X[:, first:first + count], dtype=np.float32)
             self.complexity_signed = signed          # as traced: under the colour then favoured
             self.complexity_counts = np.abs(signed)  # the counts themselves
-        # Each position has some 30 non-zero counts of 355, so with scipy (the ``tools``
+        # Each position has some 30 non-zero counts of 434, so with scipy (the ``tools``
         # extra) X is kept sparse: each pass over it is three or four times as fast.
         self.mg_factor = (phase / 24.0).astype(np.float32)
         self.eg_factor = (scale / 64.0 * (24.0 - phase) / 24.0).astype(np.float32)
@@ -156,11 +156,14 @@ class LinearEval:
     def _evaluate(self, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
         """(evaluation, complexity's sign, where the clamp does not act) of every position;
         the last two are None without the complexity term."""
-        sums = np.asarray(self.X @ weights.astype(np.float32))  # one pass over X for both phases
-        endgame = sums[:, 1]
         sign = free = None
         if self.complexity is not None:
             first, count = self.complexity
+            weights = weights.copy()
+            weights[first:first + count, 0] = 0   # the kernel reads only the endgame weights
+        sums = np.asarray(self.X @ weights.astype(np.float32))  # one pass over X for both phases
+        endgame = sums[:, 1]
+        if self.complexity is not None:
             w = weights[first:first + count, 1].astype(np.float32)
             rest = endgame - self.complexity_signed @ w
             sign = np.sign(rest)
@@ -183,7 +186,8 @@ class LinearEval:
         g_endgame = g * self.eg_factor
         complexity_g = None
         if sign is not None and free is not None:
-            # Clamped, the endgame sum is 0 whatever the weights (with sign 0 it is the rest alone).
+            # Clamped, the endgame sum is 0 whatever the weights.  With sign 0 (the rest exactly
+            # 0, which only integer weights hit) the slope of 1 taken here is one side's.
             g_endgame = np.where(free | (sign == 0), g_endgame, 0.0)
             complexity_g = sign * np.where(free, g_endgame, 0.0)
         per_phase = np.stack([g * self.mg_factor, g_endgame], axis=1).astype(np.float32)
