@@ -172,3 +172,27 @@ def test_tracing_in_worker_processes_gives_the_same_matrix(monkeypatch) -> None:
     parallel = feature_matrix(fens, workers=2)
     for a, b in zip(serial, parallel, strict=True):
         assert a.shape[0] == 30 and np.array_equal(a, b)
+
+
+def test_the_command_line_fits_a_data_file_and_can_keep_the_optional_terms(tmp_path) -> None:
+    """``tune --freeze-optional`` fits the base terms alone: optional rows keep their start."""
+    from engine.tools.tune import main
+
+    fens = random_playout_fens(300, seed=10, max_plies=100)
+    rng = np.random.default_rng(10)
+    data = tmp_path / "data.txt"
+    data.write_text("".join(f"{fen};{rng.integers(-300, 300)};{rng.choice([0.0, 0.5, 1.0])}\n" for fen in fens))
+    start = E.load_weights()
+    start[E.SPACE] = (3, 4)
+    start_file = tmp_path / "start.txt"
+    E.save_weights(start, start_file)
+    out = tmp_path / "fitted.txt"
+    assert main(["--data", str(data), "--start", str(start_file), "--out", str(out), "--epochs", "20",
+                 "--workers", "1", "--freeze-optional"]) == 0
+    fitted = E.load_weights(out)
+    optional = np.zeros(E.N_TERMS, dtype=bool)
+    for _, first, rows in E.OPTIONAL_ROWS:
+        optional[first:first + rows] = True
+    assert np.array_equal(fitted[optional], start[optional])
+    assert not np.array_equal(fitted[~optional], start[~optional])
+    assert out.read_text().startswith("# Tuned by engine.tools.tune on 300 positions")

@@ -238,6 +238,7 @@ def main(argv: list[str] | None = None) -> int:
         COMPLEXITY,
         COMPLEXITY_LABELS,
         MATERIAL,
+        OPTIONAL_ROWS,
         TERM_NAMES,
         WEIGHTS_FILE,
         load_weights,
@@ -255,6 +256,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="lambda: share of the game result in the target (the rest is Stockfish's score)")
     parser.add_argument("--l2", type=float, default=1e-10, help="pull towards the starting weights")
     parser.add_argument("--freeze-material", action="store_true", help="keep the material values fixed")
+    parser.add_argument("--freeze-optional", action="store_true",
+                        help="keep every optional term at its starting weights (0: fit the base terms alone)")
     parser.add_argument("--seed", type=int, default=1, help="seed of the held-out split")
     parser.add_argument("--workers", type=int, default=len(os.sched_getaffinity(0)),
                         help="processes tracing the positions (default: one per core)")
@@ -289,6 +292,9 @@ def main(argv: list[str] | None = None) -> int:
     frozen[COMPLEXITY:COMPLEXITY + len(COMPLEXITY_LABELS), 0] = True  # the kernel reads only their eg
     if args.freeze_material:
         frozen[MATERIAL:MATERIAL + 5] = True
+    if args.freeze_optional:
+        for _, first, rows in OPTIONAL_ROWS:
+            frozen[first:first + rows] = True
     before = (train.loss(start, target[~held_out]), check.loss(start, target[held_out]))
     tuned = adam(train, start, target[~held_out], args.epochs, args.rate, frozen, args.l2, (check, target[held_out]))
     after = (train.loss(tuned, target[~held_out]), check.loss(tuned, target[held_out]))
