@@ -326,10 +326,15 @@ def _pieces(pos, tab, ev, colour):
     behind_on = _computes(ev, OPT_MINOR_BEHIND_PAWN)
     bishop_pawns_on = _computes(ev, OPT_BISHOP_PAWNS)
     # Squares right behind a pawn of either colour, seen from our side (minor behind pawn).
+    # (Only worked out when their terms are computed: the search pays nothing for them otherwise.)
     pawns = pos.pieces[PAWN]
-    behind_pawns = (pawns >> U64_EIGHT) if colour == 0 else (pawns << U64_EIGHT)
+    behind_pawns = U64_ZERO
+    if behind_on:
+        behind_pawns = (pawns >> U64_EIGHT) if colour == 0 else (pawns << U64_EIGHT)
     # Our pawns blocked by an enemy pawn right in front of them (a bishop's rammed pawns).
-    rammed = our_pawns & ((enemy_pawns >> U64_EIGHT) if colour == 0 else (enemy_pawns << U64_EIGHT))
+    rammed = U64_ZERO
+    if bishop_pawns_on:
+        rammed = our_pawns & ((enemy_pawns >> U64_EIGHT) if colour == 0 else (enemy_pawns << U64_EIGHT))
     attackers = 0
     danger = 0
     queen_attacks = False
