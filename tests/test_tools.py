@@ -581,3 +581,30 @@ def test_warm_up_steps_cover_the_search_and_default_to_one_job_per_core() -> Non
 
     assert next(iter(WARM_UP_STEPS)) == "search"
     assert 1 <= default_jobs() <= min(len(WARM_UP_STEPS), len(os.sched_getaffinity(0)))
+
+
+def test_datagen_relabels_a_fens_file_keeping_results_and_chess960_castling(tmp_path: Path) -> None:
+    """``datagen --fens`` reads FEN;score;result lines (X-FEN castling kept), drops checks, relabels the rest."""
+    from engine.tools import datagen
+
+    chess960_start = "bnrbkrqn/pppppppp/8/8/8/8/PPPPPPPP/BNRBKRQN w KQkq - 0 1"  # rooks on c and f
+    in_check = "rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3"
+    source = tmp_path / "selfplay.txt"
+    source.write_text(f"{chess.STARTING_FEN};777;1.0\n{chess960_start};-777;0.0\n{in_check};-900;0.0\nnot a record\n")
+    stats = datagen.Stats()
+    samples = list(datagen.fens_samples(source, stats))
+    assert [(s.fen, s.result) for s in samples] == [(chess.STARTING_FEN, "1.0"), (chess960_start, "0.0"),
+                                                     (in_check, "0.0")]
+    assert stats.games_skipped == 1 and all(s.chess960 for s in samples)
+    # Read as standard chess, the Chess960 start would lose its castling rights; read as X-FEN it keeps them.
+    assert chess.Board(chess960_start, chess960=True).castling_rights == chess.BB_C1 | chess.BB_F1 | chess.BB_C8 | chess.BB_F8
+    assert datagen.filter_reason(samples[2], 3, False, False) == "in check"
+
+    out = tmp_path / "relabelled.txt"
+    numbat = f"{sys.executable} {Path(__file__).resolve().parents[1] / 'run_engine.py'}"
+    assert datagen.main(["--fens", str(source), "--depth", "3", "--engine", numbat, "--out", str(out),
+                         "--no-progress"]) == 0
+    lines = [line.split(";") for line in out.read_text().splitlines()]
+    assert sorted((fen, result) for fen, _, result in lines) == sorted(
+        [(chess.STARTING_FEN, "1.0"), (chess960_start, "0.0")])
+    assert all(abs(int(score)) < 200 for _, score, _ in lines)  # fresh scores from the engine, not the file's

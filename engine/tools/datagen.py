@@ -3,6 +3,7 @@
     python -m engine.tools.datagen --pgn /work/matches/*.pgn --out texel.txt
     python -m engine.tools.datagen --selfplay 2000 --play-nodes 2000 --depth 8 --out texel.txt
     python -m engine.tools.datagen --selfplay 500 --save-games games.pgn     # collect only
+    python -m engine.tools.datagen --fens selfplay.txt --depth 8 --out relabelled.txt
 
 This module owns the whole pipeline from games to a tuning file:
 
@@ -18,7 +19,10 @@ This module owns the whole pipeline from games to a tuning file:
    once ``|score|`` stays above ``--adjudicate-score`` for
    ``--adjudicate-plies`` plies, or at ``--max-plies`` (result from the sign of
    the last score, a draw within 100 cp).  Each position carries its game's
-   final result.
+   final result.  ``--fens`` files (``FEN;score;result`` lines, the format this
+   tool and ``engine.tools.selfplay`` write) give positions with their results
+   as they stand, so that Numbat's own self-play can be relabelled by Stockfish;
+   their FENs are read as Chess960 (X-FEN), which standard positions also are.
 2. *Deduplicate* by FEN without the move counters (first occurrence kept) and
    *filter*: side to move in check, fewer than ``--min-pieces`` pieces, with
    ``--drop-tb`` anything with 5 pieces or fewer, with ``--quiet-game-move``
@@ -37,6 +41,7 @@ from __future__ import annotations
 import argparse
 import queue
 import random
+import shlex
 import sys
 import threading
 import time
@@ -74,6 +79,7 @@ class Sample:
     fen: str
     result: str
     move: str | None  # UCI of the next move in the game, None for a game's last position
+    chess960: bool = False  # castling rights read as X-FEN (Chess960)
 
 
 @dataclass
@@ -95,8 +101,8 @@ class Stats:
 
 
 def open_engine(path: str, hash_mb: int = 16) -> chess.engine.SimpleEngine:
-    """Start one Stockfish process with 1 thread and ``hash_mb`` MB of hash."""
-    engine = chess.engine.SimpleEngine.popen_uci(path)
+    """Start one engine process (``path``: a command line, quoted as in a shell), 1 thread, ``hash_mb`` MB of hash."""
+    engine = chess.engine.SimpleEngine.popen_uci(shlex.split(path))
     engine.configure({"Threads": 1, "Hash": hash_mb})
     return engine
 
@@ -243,6 +249,17 @@ def pgn_samples(path: Path, skip_plies: int, stats: Stats) -> Iterator[Sample]:
                 yield Sample(board.fen(), result, None)
 
 
+def fens_samples(path: Path, stats: Stats) -> Iterator[Sample]:
+    """Every ``FEN;score;result`` line of ``path`` as a sample with that result (the score is dropped)."""
+    with open(path, encoding="utf-8") as handle:
+        for line in handle:
+            fields = line.strip().split(";")
+            if len(fields) < 3 or fields[2] not in ("1.0", "0.5", "0.0"):
+                stats.games_skipped += 1  # counted as a skipped record
+                continue
+            yield Sample(fields[0], fields[2], None, chess960=True)
+
+
 def load_openings(path: Path) -> list[str]:
     """Start positions from an EPD file (one per line) or a PGN file (each game's final position)."""
     fens: list[str] = []
@@ -365,7 +382,7 @@ def dedup_key(fen: str) -> str:
 
 def filter_reason(sample: Sample, min_pieces: int, drop_tb: bool, quiet_game_move: bool) -> str | None:
     """Why ``sample`` is dropped before labelling, or None to keep it."""
-    board = chess.Board(sample.fen)
+    board = chess.Board(sample.fen, chess960=sample.chess960)
     if board.is_check():
         return "in check"
     pieces = chess.popcount(board.occupied)
@@ -394,7 +411,7 @@ class Label:
 
 def label(engine: chess.engine.SimpleEngine, sample: Sample, limit: chess.engine.Limit) -> Label:
     """Search ``sample`` and return its ``FEN;score;result`` line unless its best move is not quiet or it is a mate."""
-    board = chess.Board(sample.fen)
+    board = chess.Board(sample.fen, chess960=sample.chess960)
     pieces = chess.popcount(board.occupied)
     info = engine.analyse(board, limit)
     score = info.get("score")
@@ -428,6 +445,8 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     src = parser.add_argument_group("sources")
     src.add_argument("--pgn", nargs="+", type=Path, default=[], metavar="FILE", help="PGN files to take positions from")
+    src.add_argument("--fens", nargs="+", type=Path, default=[], metavar="FILE",
+                     help="FEN;score;result files whose positions and results to relabel")
     src.add_argument("--skip-plies", type=int, default=8, help="positions before this ply of a PGN game are skipped")
     src.add_argument("--selfplay", type=int, default=0, metavar="N", help="number of Stockfish self-play games")
     src.add_argument("--openings", type=Path, default=DEFAULT_OPENINGS,
@@ -456,13 +475,13 @@ def main(argv: list[str] | None = None) -> int:
     lab.add_argument("--depth", type=int, default=8, help="Stockfish depth per position")
     lab.add_argument("--nodes", type=int, default=None, help="Stockfish nodes per position instead of --depth")
     lab.add_argument("--workers", type=int, default=1, help="Stockfish processes (threads) in parallel")
-    lab.add_argument("--engine", default=STOCKFISH_PATH, help="UCI engine used to play and label")
+    lab.add_argument("--engine", default=STOCKFISH_PATH, help="UCI engine command used to play and label")
     lab.add_argument("--out", type=Path, default=None, help="output file (FEN;score;result); none: collect only")
     lab.add_argument("--limit", type=int, default=None, metavar="N", help="write at most N positions")
     parser.add_argument("--no-progress", action="store_true", help="plain progress lines instead of tqdm bars")
     args = parser.parse_args(argv)
-    if not args.pgn and not args.selfplay:
-        parser.error("nothing to do: give --pgn files and/or --selfplay N")
+    if not args.pgn and not args.selfplay and not args.fens:
+        parser.error("nothing to do: give --pgn files, --fens files and/or --selfplay N")
 
     start = time.monotonic()
     progress_on = not args.no_progress
@@ -480,6 +499,12 @@ def main(argv: list[str] | None = None) -> int:
             bar.update()
         bar.close()
     pgn_games = stats.games
+    for path in args.fens:
+        bar = Progress(f"reading {path.name}", None, "pos", progress_on)
+        for sample in fens_samples(path, stats):
+            add(sample)
+            bar.update()
+        bar.close()
 
     if args.selfplay:
         openings = load_openings(require_data(args.openings, "openings", "--openings FILE"))
