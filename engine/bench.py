@@ -70,9 +70,11 @@ def run_bench(depth: int = BENCH_DEPTH, out: Callable[[str], None] = print) -> t
     from engine.board import Board
     from engine.searcher import Searcher
     from engine.timeman import Limits
-    from engine.warmup import settle_heap
+    from engine.warmup import load_kernels
 
-    settle_heap()
+    # Compile (cold) or load (warm) the kernels before the clock starts: a cold run's
+    # nps would otherwise count a minute of numba's compiler as search time.
+    load_kernels()
     searcher = Searcher(hash_mb=16)
     total_nodes = 0
     total_time = 0.0

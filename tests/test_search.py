@@ -351,6 +351,26 @@ def test_bench_prints_the_pinned_signature() -> None:
     assert int(last[0]) == BENCH_SIGNATURE
 
 
+def test_bench_time_leaves_out_loading_the_kernels(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kernels are loaded (or, cold, compiled) before bench's clock starts, so its nps is the search's."""
+    import time
+
+    import engine.warmup
+    from engine.bench import run_bench
+
+    calls: list[float] = []
+
+    def slow_load() -> None:  # stands in for a cold compile
+        calls.append(time.perf_counter())
+        time.sleep(1.0)
+
+    monkeypatch.setattr(engine.warmup, "load_kernels", slow_load)
+    start = time.perf_counter()
+    nodes, seconds = run_bench(depth=1, out=lambda line: None)
+    assert calls and nodes > 0
+    assert time.perf_counter() - start >= 1.0 and seconds < 0.9
+
+
 class UciProcess:
     """A running engine for timing tests."""
 
