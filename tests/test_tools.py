@@ -591,14 +591,22 @@ def test_datagen_relabels_a_fens_file_keeping_results_and_chess960_castling(tmp_
     in_check = "rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3"
     source = tmp_path / "selfplay.txt"
     source.write_text(f"{chess.STARTING_FEN};777;1.0\n{chess960_start};-777;0.0\n{in_check};-900;0.0\nnot a record\n")
-    stats = datagen.Stats()
-    samples = list(datagen.fens_samples(source, stats))
+    samples = list(datagen.fens_samples(source))
     assert [(s.fen, s.result) for s in samples] == [(chess.STARTING_FEN, "1.0"), (chess960_start, "0.0"),
                                                      (in_check, "0.0")]
-    assert stats.games_skipped == 1 and all(s.chess960 for s in samples)
+    assert all(s.chess960 for s in samples)  # and "not a record" was skipped (the list above)
     # Read as standard chess, the Chess960 start would lose its castling rights; read as X-FEN it keeps them.
     assert chess.Board(chess960_start, chess960=True).castling_rights == chess.BB_C1 | chess.BB_F1 | chess.BB_C8 | chess.BB_F8
     assert datagen.filter_reason(samples[2], 3, False, False) == "in check"
+
+    class Recorder:  # the board the labelling engine is given keeps the Chess960 castling rights
+        def analyse(self, board: chess.Board, limit: chess.engine.Limit) -> dict:
+            self.board = board.copy()
+            return {}
+
+    recorder = Recorder()
+    assert datagen.label(recorder, samples[1], chess.engine.Limit(depth=1)).reason == "no score or pv"  # type: ignore[arg-type]
+    assert recorder.board.chess960 and recorder.board.castling_rights == chess.BB_C1 | chess.BB_F1 | chess.BB_C8 | chess.BB_F8
 
     out = tmp_path / "relabelled.txt"
     numbat = f"{sys.executable} {Path(__file__).resolve().parents[1] / 'run_engine.py'}"

@@ -249,15 +249,13 @@ def pgn_samples(path: Path, skip_plies: int, stats: Stats) -> Iterator[Sample]:
                 yield Sample(board.fen(), result, None)
 
 
-def fens_samples(path: Path, stats: Stats) -> Iterator[Sample]:
-    """Every ``FEN;score;result`` line of ``path`` as a sample with that result (the score is dropped)."""
-    with open(path, encoding="utf-8") as handle:
-        for line in handle:
-            fields = line.strip().split(";")
-            if len(fields) < 3 or fields[2] not in ("1.0", "0.5", "0.0"):
-                stats.games_skipped += 1  # counted as a skipped record
-                continue
-            yield Sample(fields[0], fields[2], None, chess960=True)
+def fens_samples(path: Path) -> Iterator[Sample]:
+    """Every ``FEN;score;result`` line of ``path`` (read by the tuner's reader) as a sample with that result."""
+    from engine.tools.tune import load_positions
+
+    fens, _, results = load_positions(path)
+    for fen, result in zip(fens, results, strict=True):
+        yield Sample(fen, f"{result:.1f}", None, chess960=True)
 
 
 def load_openings(path: Path) -> list[str]:
@@ -501,7 +499,7 @@ def main(argv: list[str] | None = None) -> int:
     pgn_games = stats.games
     for path in args.fens:
         bar = Progress(f"reading {path.name}", None, "pos", progress_on)
-        for sample in fens_samples(path, stats):
+        for sample in fens_samples(path):
             add(sample)
             bar.update()
         bar.close()
