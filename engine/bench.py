@@ -19,7 +19,7 @@ from collections.abc import Callable
 from engine.fen import KIWIPETE, STARTING_FEN
 
 BENCH_DEPTH = 11
-BENCH_SIGNATURE = 1_253_615
+BENCH_SIGNATURE = 1_303_252
 
 BENCH_POSITIONS = [
     STARTING_FEN,

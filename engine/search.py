@@ -355,12 +355,13 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
     root = ply == 0
     sd.pv_len[ply] = 0
 
-    # Step 1. Node bookkeeping: count the node, obey stop and node limits.
+    # Step 1. Node bookkeeping: obey a stop already given (a node not searched is not
+    # counted, so a node budget is never overrun), count the node, obey the node limit.
+    if control[K_STOP] != 0:
+        return 0
     counters[C_NODES] += 1
     if ply > counters[C_SELDEPTH]:
         counters[C_SELDEPTH] = ply
-    if control[K_STOP] != 0:
-        return 0
     if control[K_NODE_LIMIT] > 0 and counters[C_NODES] >= control[K_NODE_LIMIT]:
         control[K_STOP] = 1
         return 0

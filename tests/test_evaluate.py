@@ -60,14 +60,21 @@ def test_start_position_is_within_a_tempo_of_zero() -> None:
 
 
 def test_trace_reproduces_the_score() -> None:
-    """The weighted sum of the traced counts is the score: the tuner's model is the kernel."""
+    """The weighted sum of the traced counts, with the complexity term's clamp, is the score:
+    the tuner's model is the kernel."""
     for fen in random_playout_fens(50, seed=9):
         board = Board(fen)
         ev = make_evaluator(WEIGHTS, traced=True)
         score = trace_position(board.pos, board.tab, ev)
         x = ev.feature_counts[0, :E.N_TERMS].astype(np.int64) - ev.feature_counts[1, :E.N_TERMS]
         phase, scale, mop_up = (int(v) for v in ev.feature_counts[0, E.TRACE_PHASE:E.TRACE_MOPUP + 1])
+        complexity = slice(E.COMPLEXITY, E.COMPLEXITY + len(E.COMPLEXITY_LABELS))
+        counts = np.abs(x[complexity])       # traced under the colour the endgame score favours
+        x[complexity] = 0
         mg, eg = int(x @ WEIGHTS[:, 0]), int(x @ WEIGHTS[:, 1])
+        if eg != 0:                          # complexity: never more than takes the advantage to 0
+            bonus = max(int(counts @ WEIGHTS[complexity, 1]), -abs(eg))
+            eg += bonus if eg > 0 else -bonus
         eg = E._divide(eg * scale, 64) + mop_up
         white = E._divide(mg * phase + eg * (24 - phase), 24)
         assert (white if board.turn == 0 else -white) == score
@@ -149,10 +156,18 @@ def with_optional_weights() -> np.ndarray:
     return weights
 
 
-def test_the_shipped_weights_switch_no_optional_term_on() -> None:
-    assert not E.optional_terms_on(WEIGHTS).any()
+def without_optional_weights() -> np.ndarray:
+    """The shipped weights with every optional row at zero: the base terms alone."""
+    weights = WEIGHTS.copy()
+    for _, first, rows in E.OPTIONAL_ROWS:
+        weights[first:first + rows] = 0
+    return weights
+
+
+def test_an_optional_term_is_on_exactly_when_one_of_its_rows_is_nonzero() -> None:
+    assert not E.optional_terms_on(without_optional_weights()).any()
     assert E.optional_terms_on(with_optional_weights()).all()
-    one = WEIGHTS.copy()
+    one = without_optional_weights()
     one[E.SPACE] = (1, 0)
     assert E.optional_terms_on(one).tolist() == [int(term == E.OPT_SPACE) for term in range(E.N_OPTIONAL)]
 
@@ -345,12 +360,14 @@ def test_complexity_counts_go_to_the_side_the_endgame_score_favours() -> None:
 def test_complexity_shrinks_an_advantage_to_nothing_but_never_turns_it_round() -> None:
     fen = "8/5k2/8/3P4/8/8/5PP1/4K3 w - - 0 1"   # a pawn ending: the score is the endgame's
     board = Board(fen)
-    base = int(evaluate(board.pos, board.tab, make_evaluator(WEIGHTS)))
+    off = WEIGHTS.copy()
+    off[E.COMPLEXITY:E.COMPLEXITY + len(E.COMPLEXITY_LABELS)] = 0
+    base = int(evaluate(board.pos, board.tab, make_evaluator(off)))
     assert base > 200
-    helps = WEIGHTS.copy()
+    helps = off.copy()
     helps[E.COMPLEXITY + E.C_PASSED_PAWNS] = (0, 10)
     assert int(evaluate(board.pos, board.tab, make_evaluator(helps))) == base + 30
-    hopeless = WEIGHTS.copy()
+    hopeless = off.copy()
     hopeless[E.COMPLEXITY + E.C_ADJUSTMENT] = (0, -10_000)
     assert int(evaluate(board.pos, board.tab, make_evaluator(hopeless))) == 0
     mirror = Board(chess.Board(fen).mirror().fen())
@@ -362,7 +379,7 @@ def test_complexity_shrinks_an_advantage_to_nothing_but_never_turns_it_round() -
     assert int(evaluate(rook.pos, rook.tab, make_evaluator(hopeless))) == \
         int(evaluate(rook_mirror.pos, rook_mirror.tab, make_evaluator(hopeless))) < -200
     # Its middlegame weights are not used.
-    unused = WEIGHTS.copy()
+    unused = off.copy()
     unused[E.COMPLEXITY + E.C_ADJUSTMENT] = (500, 0)
     assert int(evaluate(board.pos, board.tab, make_evaluator(unused))) == base
 
@@ -376,4 +393,4 @@ def test_a_weights_file_without_the_optional_rows_plays_as_one_with_them_at_zero
     assert weights_file_problem(text, E.TERM_NAMES) is not None
     path = tmp_path / "old.txt"
     path.write_text(text + "\n")
-    assert np.array_equal(load_weights(path), WEIGHTS)   # the shipped optional rows are 0
+    assert np.array_equal(load_weights(path), without_optional_weights())

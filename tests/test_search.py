@@ -150,7 +150,7 @@ def test_unfinished_iteration_keeps_a_root_move_that_proved_better() -> None:
     fen = "2rq1rk1/pp3ppp/2n2b2/4NR2/3P4/PB5Q/1P4PP/3R2K1 w - - 0 1"  # WAC.241: Qxh7+ mates
     searcher = Searcher(hash_mb=8)
     changed_mind = 0
-    for budget in range(20_000, 400_001, 20_000):
+    for budget in range(20_000, 600_001, 20_000):
         searcher.new_game()
         lines: list[str] = []
         best, _ = searcher.think(Board(fen), Limits(nodes=budget), collect_lines(lines))
@@ -198,7 +198,7 @@ def test_the_score_of_our_last_move_is_remembered_for_the_time_policy() -> None:
 def test_cutoff_table_splits_every_beta_cutoff() -> None:
     """The students' table adds up to the first-move cutoff rate, and it reaches every depth row."""
     searcher = Searcher(hash_mb=8)
-    searcher.think(Board(BENCH_POSITIONS[1]), Limits(depth=8), lambda line: None)
+    searcher.think(Board(BENCH_POSITIONS[1]), Limits(depth=9), lambda line: None)
     stats = searcher.stats
     assert stats.cutoffs.shape == (4, 2, 2)
     assert int(stats.cutoffs.sum()) == stats.fail_high > 1000

@@ -94,7 +94,7 @@ def test_the_model_applies_the_complexity_clamp_as_the_kernel_does() -> None:
     the kernel then stops at zero, and so must the model."""
     fens = random_playout_fens(80, seed=7, max_plies=160)
     weights = E.load_weights()
-    weights[E.COMPLEXITY:E.COMPLEXITY + len(E.COMPLEXITY_LABELS), 1] = (6, 7, 42, 83, -400)
+    weights[E.COMPLEXITY:E.COMPLEXITY + len(E.COMPLEXITY_LABELS), 1] = (6, 7, 42, 83, -600)
     features = feature_matrix(fens, weights=weights)
     model = LinearEval(*features, complexity=COMPLEXITY_COLUMNS)
     linear = LinearEval(*features)
