@@ -82,9 +82,9 @@ def _block(name: str, labels) -> int:
     return start
 
 
-def _half_board_labels() -> list[str]:
-    """Square names of the a-d half of the board (the e-h half is its mirror image)."""
-    return [f"{'abcd'[f]}{r + 1}" for r in range(8) for f in range(4)]
+def _board_labels() -> list[str]:
+    """Square names a1, b1, ..., h8, seen from the side the row is counted for."""
+    return [f"{'abcdefgh'[f]}{r + 1}" for r in range(8) for f in range(8)]
 
 
 MAX_DANGER_UNITS = 24   # king danger: attack units beyond this share the last row
@@ -96,8 +96,8 @@ COMPLEXITY_LABELS = ("total_pawns", "passed_pawns", "pawn_flanks", "pawn_endgame
 C_TOTAL_PAWNS, C_PASSED_PAWNS, C_PAWN_FLANKS, C_PAWN_ENDGAME, C_ADJUSTMENT = range(len(COMPLEXITY_LABELS))
 
 MATERIAL = _block("material", PIECE_NAMES[:5])                      # + piece type - 1
-PSQT = _block("psqt", [f"{p}.{s}" for p in PIECE_NAMES for s in _half_board_labels()])
-#   PSQT + (piece type - 1) * 32 + relative rank * 4 + min(file, 7 - file)
+PSQT = _block("psqt", [f"{p}.{s}" for p in PIECE_NAMES for s in _board_labels()])
+#   PSQT + (piece type - 1) * 64 + relative square (a1 = 0, rank flipped for Black)
 MOBILITY_KNIGHT = _block("mobility.knight", range(9))               # + safe squares reached
 MOBILITY_BISHOP = _block("mobility.bishop", range(14))
 MOBILITY_ROOK = _block("mobility.rook", range(15))
@@ -169,6 +169,11 @@ OPTIONAL_ROWS = (   # (optional term, first row, rows)
 )
 N_OPTIONAL = len(OPTIONAL_ROWS)
 OPTIONAL_TERM_NAMES = frozenset(TERM_NAMES[first + i] for _, first, rows in OPTIONAL_ROWS for i in range(rows))
+# Rows a weights file may leave out: the optional terms (read as 0, switched off) and the
+# piece-square squares of files e-h (read as their mirror image, as before session 69).
+MIRRORED_PSQT_NAMES = frozenset(TERM_NAMES[PSQT + piece * 64 + rel] for piece in range(len(PIECE_NAMES))
+                                for rel in range(64) if rel & 7 >= 4)
+OMITTABLE_TERM_NAMES = OPTIONAL_TERM_NAMES | MIRRORED_PSQT_NAMES
 TRACE_WIDTH = N_TERMS + 3
 
 A_PAWN, A_KNIGHT, A_BISHOP, A_ROOK, A_QUEEN, A_KING, A_ALL = 0, 1, 2, 3, 4, 5, 6
@@ -348,9 +353,7 @@ def _pieces(pos, tab, ev, colour):
         rel = sq ^ flip
         rank = rel >> 3
         if tracing:
-            file = rel & 7
-            half_file = file if file < 4 else 7 - file
-            mg, eg = _term(mg, eg, ev, colour, PSQT + (piece_type - 1) * 32 + rank * 4 + half_file, 1)
+            mg, eg = _term(mg, eg, ev, colour, PSQT + (piece_type - 1) * 64 + rel, 1)
             if piece_type != KING:
                 mg, eg = _term(mg, eg, ev, colour, MATERIAL + piece_type - 1, 1)
         else:  # the same two terms, summed in advance
@@ -446,9 +449,8 @@ def _pawn_structure(pos, ev, colour):
         bb &= bb - U64_ONE
         rel = sq ^ flip
         rank = rel >> 3
-        file = rel & 7
         mg, eg = _term(mg, eg, ev, colour, MATERIAL, 1)
-        mg, eg = _term(mg, eg, ev, colour, PSQT + rank * 4 + (file if file < 4 else 7 - file), 1)
+        mg, eg = _term(mg, eg, ev, colour, PSQT + rel, 1)
         neighbours = ADJACENT_FILES[sq & 7] & our_pawns
         if FORWARD_FILE[colour, sq] & our_pawns:
             mg, eg = _term(mg, eg, ev, colour, PAWN_DOUBLED, 1)
@@ -922,9 +924,15 @@ WEIGHTS_FILE = Path(__file__).resolve().parent / "weights.txt"
 
 
 def load_weights(path: Path | str = WEIGHTS_FILE) -> np.ndarray:
-    """The weight table from a ``name mg eg`` file; rows it does not name stay 0."""
+    """The weight table from a ``name mg eg`` file; rows it does not name stay 0.
+
+    A file written before the piece-square table covered the whole board names only the
+    squares of files a-d; a square of files e-h that the file does not name takes the
+    weight of its mirror image (e3 that of d3), so such a file scores as it always did.
+    """
     index = {name: i for i, name in enumerate(TERM_NAMES)}
     weights = np.zeros((N_TERMS, 2), dtype=np.int32)
+    named = np.zeros(N_TERMS, dtype=np.bool_)
     for line in Path(path).read_text().splitlines():
         line = line.split("#", 1)[0].strip()
         if not line:
@@ -933,6 +941,12 @@ def load_weights(path: Path | str = WEIGHTS_FILE) -> np.ndarray:
         if name not in index:
             raise ValueError(f"{path}: unknown evaluation term {name!r}")
         weights[index[name]] = (int(mg), int(eg))
+        named[index[name]] = True
+    for piece in range(len(PIECE_NAMES)):
+        for rel in range(64):
+            row, file = PSQT + piece * 64 + rel, rel & 7
+            if file >= 4 and not named[row]:
+                weights[row] = weights[row - file + (7 - file)]
     return weights
 
 
@@ -972,8 +986,7 @@ def piece_square_table(weights: np.ndarray) -> np.ndarray:
         for piece_type in range(1, 7):   # PAWN .. KING
             for sq in range(64):
                 rel = sq ^ (0 if colour == 0 else 56)
-                rank, file = rel >> 3, rel & 7
-                row = PSQT + (piece_type - 1) * 32 + rank * 4 + min(file, 7 - file)
+                row = PSQT + (piece_type - 1) * 64 + rel
                 index = ((colour * 8 + piece_type) * 64 + sq) * 2
                 for phase in (0, 1):
                     value = int(weights[row, phase])

@@ -394,3 +394,39 @@ def test_a_weights_file_without_the_optional_rows_plays_as_one_with_them_at_zero
     path = tmp_path / "old.txt"
     path.write_text(text + "\n")
     assert np.array_equal(load_weights(path), without_optional_weights())
+
+
+def test_a_weights_file_naming_only_files_a_to_d_of_the_piece_square_table_mirrors_them(tmp_path) -> None:
+    from engine.uci import weights_file_problem
+
+    weights = load_weights()
+    east = E.MIRRORED_PSQT_NAMES
+    lines = E.WEIGHTS_FILE.read_text().splitlines()
+    old = "\n".join(line for line in lines if not line.startswith("#") and line.split()[0] not in east)
+    assert weights_file_problem(old, E.TERM_NAMES, E.OMITTABLE_TERM_NAMES) is None
+    assert weights_file_problem(old, E.TERM_NAMES, E.OPTIONAL_TERM_NAMES) is not None
+    (tmp_path / "old.txt").write_text(old + "\n")
+    mirrored = load_weights(tmp_path / "old.txt")
+    knight = E.PSQT + 64  # the knight's rows: a1 .. h8
+    d3, e3, g1, b1 = knight + 19, knight + 20, knight + 6, knight + 1
+    assert mirrored[e3].tolist() == weights[d3].tolist() and mirrored[g1].tolist() == weights[b1].tolist()
+    # A square the file names keeps its own weight, mirror image or not.
+    (tmp_path / "new.txt").write_text(old + "\npsqt.knight.e3 11 -7\n")
+    assert load_weights(tmp_path / "new.txt")[e3].tolist() == [11, -7]
+    assert load_weights(tmp_path / "new.txt")[d3].tolist() == weights[d3].tolist()
+
+
+def test_the_piece_square_table_tells_the_kings_side_from_the_queens_side() -> None:
+    base = load_weights()
+    weights = base.copy()
+    f3 = E.PSQT + 64 + 21  # the knight on f3, not its mirror image c3
+    weights[f3] += 40
+    before, after = make_evaluator(base), make_evaluator(weights)
+
+    def gain(fen: str) -> int:
+        board = Board(fen)
+        return int(evaluate(board.pos, board.tab, after)) - int(evaluate(board.pos, board.tab, before))
+
+    assert gain("4k3/4p3/8/8/8/5N2/4P3/4K3 w - - 0 1") == 40
+    assert gain("4k3/4p3/8/8/8/2N5/4P3/4K3 w - - 0 1") == 0
+    assert gain("4k3/4p3/5n2/8/8/8/4P3/4K3 b - - 0 1") == 40  # f6 is Black's f3
