@@ -33,7 +33,8 @@ walled in its corner, knights and rooks by how closed the pawns are, space, pawn
 threats, complexity, which moves the endgame score towards or away from zero by how
 convertible the advantage is, minor pieces behind a pawn, a bishop's rammed pawns and
 the long diagonal, the king's defenders and its distance to the pawns, a passed pawn's
-safe push, and threats by the king and on weak pawns).  The search computes one only when the weight table gives it a nonzero
+safe push, threats by the king and on weak pawns, and the king's pawn shelter and the
+enemy's pawn storm file by file).  The search computes one only when the weight table gives it a nonzero
 weight (``optional_on``, set by ``make_evaluator``); a traced evaluation computes them
 all.  So a new term costs nothing until a fitted weight file switches it on, and an
 ``EvalFile`` is all a match needs to try it.
@@ -121,6 +122,16 @@ KING_OPEN_FILE = _block("king_safety", ["open_file"])
 KING_DANGER = _block("king_safety.danger", range(1, MAX_DANGER_UNITS + 1))  # + units - 1 (optional)
 KING_DEFENDERS = _block("king_safety.defenders", range(MAX_DEFENDERS + 1))  # + defenders (optional)
 KING_PAWN_FILE = _block("king.pawn_file_distance", range(8))        # + files to the nearest pawn (optional)
+# The king's pawn shelter and the enemy's pawn storm file by file (optional): for each of
+# the three files around the king, how far ahead its nearest own pawn stands, and how
+# far the nearest enemy pawn, rammed or not.  Files e-h read as their mirror a-d.
+SHELTER_FILES = ("a", "b", "c", "d")
+KING_SHELTER = _block("king_safety.shelter", [f"{kind}.{f}.{d}" for kind in ("side_file", "king_file")
+                                              for f in SHELTER_FILES for d in range(8)])
+# ... + 32 on the king's own file + 8 * mirrored file + rank distance (7: no pawn)
+KING_STORM_FILE = _block("king_safety.storm_file", [f"{kind}.{f}.{d}" for kind in ("free", "blocked")
+                                                    for f in SHELTER_FILES for d in range(8)])
+# ... + 32 when our pawn stands just in front of it + 8 * mirrored file + rank distance (7: none)
 BISHOP_PAIR = _block("pieces", ["bishop_pair"])
 ROOK_OPEN_FILE = _block("pieces", ["rook_open_file"])
 ROOK_HALF_OPEN_FILE = _block("pieces", ["rook_half_open_file"])
@@ -152,7 +163,7 @@ TRACE_PHASE, TRACE_SCALE, TRACE_MOPUP = N_TERMS, N_TERMS + 1, N_TERMS + 2
 # a new term is tried: fitted, handed to the engine in an EvalFile, judged by games.
 (OPT_KING_DANGER, OPT_CORNERED_BISHOP, OPT_CLOSEDNESS, OPT_SPACE, OPT_PAWN_PUSH, OPT_COMPLEXITY,
  OPT_MINOR_BEHIND_PAWN, OPT_BISHOP_PAWNS, OPT_KING_DEFENDERS, OPT_KING_PAWN_FILE, OPT_PASSED_SAFE_PUSH,
- OPT_MORE_THREATS) = range(12)
+ OPT_MORE_THREATS, OPT_SHELTER_BY_FILE) = range(13)
 OPTIONAL_ROWS = (   # (optional term, first row, rows)
     (OPT_KING_DANGER, KING_DANGER, MAX_DANGER_UNITS),
     (OPT_CORNERED_BISHOP, CORNERED_BISHOP, 1),
@@ -166,6 +177,7 @@ OPTIONAL_ROWS = (   # (optional term, first row, rows)
     (OPT_KING_PAWN_FILE, KING_PAWN_FILE, 8),
     (OPT_PASSED_SAFE_PUSH, PASSED_SAFE_PUSH, 8),
     (OPT_MORE_THREATS, THREAT_BY_KING, 2),                       # by the king, and weak pawns
+    (OPT_SHELTER_BY_FILE, KING_SHELTER, 128),                    # shelter and storm rows
 )
 N_OPTIONAL = len(OPTIONAL_ROWS)
 OPTIONAL_TERM_NAMES = frozenset(TERM_NAMES[first + i] for _, first, rows in OPTIONAL_ROWS for i in range(rows))
@@ -560,23 +572,35 @@ def _king_safety(pos, tab, ev, colour, units):
     king = lsb(pos.pieces[KING] & pos.colors[colour])
     king_file = min(max(king & 7, 1), 6)
     king_rank = king >> 3
+    by_file = _computes(ev, OPT_SHELTER_BY_FILE)
     for file in range(king_file - 1, king_file + 2):
         ahead = FORWARD_FILE[colour, king_rank * 8 + file] | square_bb(king_rank * 8 + file)
         ours = ahead & our_pawns
         theirs = ahead & enemy_pawns
+        our_distance = 7
+        their_distance = 7
         if ours:
             nearest = lsb(ours) if colour == 0 else msb(ours)
-            distance = abs((nearest >> 3) - king_rank)
-            mg, eg = _term(mg, eg, ev, colour, KING_SHIELD + (0 if distance <= 1 else 1), 1)
+            our_distance = abs((nearest >> 3) - king_rank)
+            mg, eg = _term(mg, eg, ev, colour, KING_SHIELD + (0 if our_distance <= 1 else 1), 1)
         else:
             mg, eg = _term(mg, eg, ev, colour, KING_SHIELD + 2, 1)
             if theirs == U64_ZERO:
                 mg, eg = _term(mg, eg, ev, colour, KING_OPEN_FILE, 1)
         if theirs:
             nearest = lsb(theirs) if colour == 0 else msb(theirs)
-            distance = abs((nearest >> 3) - king_rank)
-            if 1 <= distance <= 4:
-                mg, eg = _term(mg, eg, ev, colour, KING_STORM + distance - 1, 1)
+            their_distance = abs((nearest >> 3) - king_rank)
+            if 1 <= their_distance <= 4:
+                mg, eg = _term(mg, eg, ev, colour, KING_STORM + their_distance - 1, 1)
+        if by_file:
+            # Shelter and storm by file (optional): a g-pawn missing in front of a king on
+            # g1 is worse than an a-pawn missing beside a king on b1, and a storming pawn
+            # stopped by ours (rammed) opens nothing.
+            mirrored = min(file, 7 - file)
+            on_king_file = 32 if file == (king & 7) else 0
+            mg, eg = _term(mg, eg, ev, colour, KING_SHELTER + on_king_file + 8 * mirrored + our_distance, 1)
+            blocked = 32 if our_distance != 7 and our_distance == their_distance - 1 else 0
+            mg, eg = _term(mg, eg, ev, colour, KING_STORM_FILE + blocked + 8 * mirrored + their_distance, 1)
     # Safe checks this colour could give: squares that check the enemy king, reached
     # by one of our pieces, not occupied by us and not attacked by the enemy.
     attacks = ev.attacks

@@ -263,6 +263,30 @@ def test_king_defenders_and_the_distance_to_the_pawns() -> None:
     assert counts("4k3/8/8/8/8/8/8/4K3 w - - 0 1")[:, E.KING_PAWN_FILE:E.KING_PAWN_FILE + 8].sum() == 0
 
 
+def test_the_king_shelter_and_the_pawn_storm_are_counted_file_by_file() -> None:
+    shelter = E.KING_SHELTER
+    storm = E.KING_STORM_FILE
+    # King g1 behind f2, g2 and h3 (files h, g, f read as a, b, c).  Black's pawns in front
+    # of it: f7 (six ranks ahead), g4 (three, free) and h4 (three, rammed by h3).
+    fen = "6k1/5ppp/8/8/6pp/7P/5PP1/6K1 w - - 0 1"
+    found = counts(fen)
+    assert found[0, shelter + 8 * 2 + 1] == 1            # f2: side file c, one rank ahead
+    assert found[0, shelter + 32 + 8 * 1 + 1] == 1       # g2: the king's file b, one rank ahead
+    assert found[0, shelter + 8 * 0 + 2] == 1            # h3: side file a, two ranks ahead
+    assert found[0, storm + 8 * 2 + 6] == 1              # f7: free
+    assert found[0, storm + 8 * 1 + 3] == 1              # g4: free
+    assert found[0, storm + 32 + 8 * 0 + 3] == 1         # h4, just in front of h3: rammed
+    assert found[0, shelter:shelter + 64].sum() == 3 and found[0, storm:storm + 64].sum() == 3
+    # Black counts from its own side of the board: the mirror image gives Black the same rows.
+    mirrored = counts(chess.Board(fen).mirror().fen())
+    assert mirrored[1, shelter:storm + 64].tolist() == found[0, shelter:storm + 64].tolist()
+    # A file without a pawn reads as distance 7.
+    found = counts("4k3/8/8/8/8/8/8/4K3 w - - 0 1")
+    assert found[0, shelter + 32 + 8 * 3 + 7] == 1       # the king's own e-file (read as d)
+    assert found[0, shelter + 8 * 3 + 7] == 1 and found[0, shelter + 8 * 2 + 7] == 1   # d and f
+    assert found[1, storm + 8 * 3 + 7] == 2              # d and e (storms do not tell the king's file)
+
+
 def test_a_passed_pawn_push_is_safe_when_its_stop_square_is_empty_and_unguarded() -> None:
     assert counts("4k3/8/8/3P4/8/8/8/4K3 w - - 0 1")[0, E.PASSED_SAFE_PUSH + 4] == 1
     assert counts("8/4k3/8/3P4/8/8/8/4K3 w - - 0 1")[0, E.PASSED_SAFE_PUSH + 4] == 0   # the king guards d6
