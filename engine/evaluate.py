@@ -33,8 +33,9 @@ walled in its corner, knights and rooks by how closed the pawns are, space, pawn
 threats, complexity, which moves the endgame score towards or away from zero by how
 convertible the advantage is, minor pieces behind a pawn, a bishop's rammed pawns and
 the long diagonal, the king's defenders and its distance to the pawns, a passed pawn's
-safe push, threats by the king and on weak pawns, and the king's pawn shelter and the
-enemy's pawn storm file by file).  The search computes one only when the weight table gives it a nonzero
+safe push, threats by the king and on weak pawns, the king's pawn shelter and the
+enemy's pawn storm file by file, and connected, isolated and backward pawns in more
+detail).  The search computes one only when the weight table gives it a nonzero
 weight (``optional_on``, set by ``make_evaluator``); a traced evaluation computes them
 all.  So a new term costs nothing until a fitted weight file switches it on, and an
 ``EvalFile`` is all a match needs to try it.
@@ -132,6 +133,16 @@ KING_SHELTER = _block("king_safety.shelter", [f"{kind}.{f}.{d}" for kind in ("si
 KING_STORM_FILE = _block("king_safety.storm_file", [f"{kind}.{f}.{d}" for kind in ("free", "blocked")
                                                     for f in SHELTER_FILES for d in range(8)])
 # ... + 32 when our pawn stands just in front of it + 8 * mirrored file + rank distance (7: none)
+# Pawn structure in more detail (optional): connected pawns by square (files e-h read as
+# their mirror a-d), isolated pawns by file, and isolated and backward pawns by whether
+# an enemy pawn stands ahead on the file (on an open file a rook attacks them).
+PAWN_CONNECTED_SQUARE = _block("pawns.connected_square", [f"{'abcd'[f]}{r + 1}" for r in range(8) for f in range(4)])
+# ... + 4 * relative rank + mirrored file
+PAWN_ISOLATED_FILE = _block("pawns.isolated_file", [f"{kind}.{f}" for kind in ("closed", "open")
+                                                    for f in SHELTER_FILES])
+# ... + 4 on an open file + mirrored file
+PAWN_BACKWARD_RANK = _block("pawns.backward_rank", [f"{kind}.{r}" for kind in ("closed", "open") for r in range(8)])
+# ... + 8 on an open file + relative rank
 BISHOP_PAIR = _block("pieces", ["bishop_pair"])
 ROOK_OPEN_FILE = _block("pieces", ["rook_open_file"])
 ROOK_HALF_OPEN_FILE = _block("pieces", ["rook_half_open_file"])
@@ -163,7 +174,7 @@ TRACE_PHASE, TRACE_SCALE, TRACE_MOPUP = N_TERMS, N_TERMS + 1, N_TERMS + 2
 # a new term is tried: fitted, handed to the engine in an EvalFile, judged by games.
 (OPT_KING_DANGER, OPT_CORNERED_BISHOP, OPT_CLOSEDNESS, OPT_SPACE, OPT_PAWN_PUSH, OPT_COMPLEXITY,
  OPT_MINOR_BEHIND_PAWN, OPT_BISHOP_PAWNS, OPT_KING_DEFENDERS, OPT_KING_PAWN_FILE, OPT_PASSED_SAFE_PUSH,
- OPT_MORE_THREATS, OPT_SHELTER_BY_FILE) = range(13)
+ OPT_MORE_THREATS, OPT_SHELTER_BY_FILE, OPT_PAWN_DETAIL) = range(14)
 OPTIONAL_ROWS = (   # (optional term, first row, rows)
     (OPT_KING_DANGER, KING_DANGER, MAX_DANGER_UNITS),
     (OPT_CORNERED_BISHOP, CORNERED_BISHOP, 1),
@@ -178,6 +189,7 @@ OPTIONAL_ROWS = (   # (optional term, first row, rows)
     (OPT_PASSED_SAFE_PUSH, PASSED_SAFE_PUSH, 8),
     (OPT_MORE_THREATS, THREAT_BY_KING, 2),                       # by the king, and weak pawns
     (OPT_SHELTER_BY_FILE, KING_SHELTER, 128),                    # shelter and storm rows
+    (OPT_PAWN_DETAIL, PAWN_CONNECTED_SQUARE, 32 + 8 + 16),       # connected, isolated, backward
 )
 N_OPTIONAL = len(OPTIONAL_ROWS)
 OPTIONAL_TERM_NAMES = frozenset(TERM_NAMES[first + i] for _, first, rows in OPTIONAL_ROWS for i in range(rows))
@@ -455,12 +467,15 @@ def _pawn_structure(pos, ev, colour):
     flip = 0 if colour == 0 else 56
     step = 8 if colour == 0 else -8
     passers = U64_ZERO
+    detail = _computes(ev, OPT_PAWN_DETAIL)
     bb = our_pawns
     while bb:
         sq = lsb(bb)
         bb &= bb - U64_ONE
         rel = sq ^ flip
         rank = rel >> 3
+        mirrored = min(sq & 7, 7 - (sq & 7))
+        open_file = 0 if FORWARD_FILE[colour, sq] & enemy_pawns else 1
         mg, eg = _term(mg, eg, ev, colour, MATERIAL, 1)
         mg, eg = _term(mg, eg, ev, colour, PSQT + rel, 1)
         neighbours = ADJACENT_FILES[sq & 7] & our_pawns
@@ -468,15 +483,21 @@ def _pawn_structure(pos, ev, colour):
             mg, eg = _term(mg, eg, ev, colour, PAWN_DOUBLED, 1)
         if neighbours == U64_ZERO:
             mg, eg = _term(mg, eg, ev, colour, PAWN_ISOLATED, 1)
+            if detail:
+                mg, eg = _term(mg, eg, ev, colour, PAWN_ISOLATED_FILE + 4 * open_file + mirrored, 1)
         else:
             phalanx = neighbours & (np.uint64(0xFF) << np.uint64(sq & 56))
             supported = ev.attacks[colour, A_PAWN] & square_bb(sq)
             if phalanx or supported:
                 mg, eg = _term(mg, eg, ev, colour, PAWN_CONNECTED + rank, 1)
+                if detail:
+                    mg, eg = _term(mg, eg, ev, colour, PAWN_CONNECTED_SQUARE + 4 * rank + mirrored, 1)
             elif (neighbours & ~ATTACK_SPAN[colour, sq]) == U64_ZERO and (
                     ev.attacks[enemy, A_PAWN] & square_bb(sq + step)):
                 # Backward: every neighbour has passed it, and an enemy pawn guards its stop square.
                 mg, eg = _term(mg, eg, ev, colour, PAWN_BACKWARD, 1)
+                if detail:
+                    mg, eg = _term(mg, eg, ev, colour, PAWN_BACKWARD_RANK + 8 * open_file + rank, 1)
         if (PASSED_SPAN[colour, sq] & enemy_pawns) == U64_ZERO and (FORWARD_FILE[colour, sq] & our_pawns) == U64_ZERO:
             mg, eg = _term(mg, eg, ev, colour, PASSED + rank, 1)
             passers |= square_bb(sq)

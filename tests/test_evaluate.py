@@ -287,6 +287,28 @@ def test_the_king_shelter_and_the_pawn_storm_are_counted_file_by_file() -> None:
     assert found[1, storm + 8 * 3 + 7] == 2              # d and e (storms do not tell the king's file)
 
 
+def test_connected_isolated_and_backward_pawns_in_detail() -> None:
+    # White: f4-g4 a phalanx (g reads as b, f as c), an isolated a2 on a closed file
+    # (a7 ahead) and an isolated d3 on an open one.  Black's a7 is isolated on a file
+    # closed by a2, which stands ahead of it from Black's side.
+    found = counts("4k3/p7/8/8/5PP1/3P4/P7/4K3 w - - 0 1")
+    assert found[0, E.PAWN_CONNECTED_SQUARE + 4 * 3 + 2] == 1    # f4
+    assert found[0, E.PAWN_CONNECTED_SQUARE + 4 * 3 + 1] == 1    # g4
+    assert found[0, E.PAWN_ISOLATED_FILE + 0] == 1               # a2, closed (a7 ahead)
+    assert found[0, E.PAWN_ISOLATED_FILE + 4 + 3] == 1           # d3, open
+    assert found[1, E.PAWN_ISOLATED_FILE + 0] == 1               # a7, closed
+    # Backward: c2 behind b3 and d3, its stop square c3 guarded by Black's b4; the c-file
+    # ahead of it is closed by c6.
+    found = counts("4k3/8/2p5/8/1p6/1P1P4/2P5/4K3 w - - 0 1")
+    assert found[0, E.PAWN_BACKWARD] == 1
+    assert found[0, E.PAWN_BACKWARD_RANK + 1] == 1               # closed, on its 2nd rank
+    found = counts("4k3/8/8/8/1p6/1P1P4/2P5/4K3 w - - 0 1")
+    assert found[0, E.PAWN_BACKWARD_RANK + 8 + 1] == 1           # the same on an open file
+    assert found[:, E.PAWN_CONNECTED_SQUARE:E.PAWN_BACKWARD_RANK + 16].sum() == (
+        found[:, E.PAWN_CONNECTED:E.PAWN_CONNECTED + 8].sum() + found[:, E.PAWN_ISOLATED].sum()
+        + found[:, E.PAWN_BACKWARD].sum())
+
+
 def test_a_passed_pawn_push_is_safe_when_its_stop_square_is_empty_and_unguarded() -> None:
     assert counts("4k3/8/8/3P4/8/8/8/4K3 w - - 0 1")[0, E.PASSED_SAFE_PUSH + 4] == 1
     assert counts("8/4k3/8/3P4/8/8/8/4K3 w - - 0 1")[0, E.PASSED_SAFE_PUSH + 4] == 0   # the king guards d6
