@@ -34,8 +34,8 @@ threats, complexity, which moves the endgame score towards or away from zero by 
 convertible the advantage is, minor pieces behind a pawn, a bishop's rammed pawns and
 the long diagonal, the king's defenders and its distance to the pawns, a passed pawn's
 safe push, threats by the king and on weak pawns, the king's pawn shelter and the
-enemy's pawn storm file by file, and connected, isolated and backward pawns in more
-detail).  The search computes one only when the weight table gives it a nonzero
+enemy's pawn storm file by file, connected, isolated and backward pawns in more
+detail, and threats by attacker and victim).  The search computes one only when the weight table gives it a nonzero
 weight (``optional_on``, set by ``make_evaluator``); a traced evaluation computes them
 all.  So a new term costs nothing until a fitted weight file switches it on, and an
 ``EvalFile`` is all a match needs to try it.
@@ -143,6 +143,12 @@ PAWN_ISOLATED_FILE = _block("pawns.isolated_file", [f"{kind}.{f}" for kind in ("
 # ... + 4 on an open file + mirrored file
 PAWN_BACKWARD_RANK = _block("pawns.backward_rank", [f"{kind}.{r}" for kind in ("closed", "open") for r in range(8)])
 # ... + 8 on an open file + relative rank
+# Every threat on an enemy piece or pawn no enemy pawn guards (optional), by attacker
+# (minor piece, rook, queen) and victim: the base threats above count only attacks by
+# something cheaper.
+THREAT_MINOR_ON = _block("threats.minor_on", PIECE_NAMES[:5])     # + victim type - 1
+THREAT_ROOK_ON = _block("threats.rook_on", PIECE_NAMES[:5])
+THREAT_QUEEN_ON = _block("threats.queen_on", PIECE_NAMES[:5])
 BISHOP_PAIR = _block("pieces", ["bishop_pair"])
 ROOK_OPEN_FILE = _block("pieces", ["rook_open_file"])
 ROOK_HALF_OPEN_FILE = _block("pieces", ["rook_half_open_file"])
@@ -174,7 +180,7 @@ TRACE_PHASE, TRACE_SCALE, TRACE_MOPUP = N_TERMS, N_TERMS + 1, N_TERMS + 2
 # a new term is tried: fitted, handed to the engine in an EvalFile, judged by games.
 (OPT_KING_DANGER, OPT_CORNERED_BISHOP, OPT_CLOSEDNESS, OPT_SPACE, OPT_PAWN_PUSH, OPT_COMPLEXITY,
  OPT_MINOR_BEHIND_PAWN, OPT_BISHOP_PAWNS, OPT_KING_DEFENDERS, OPT_KING_PAWN_FILE, OPT_PASSED_SAFE_PUSH,
- OPT_MORE_THREATS, OPT_SHELTER_BY_FILE, OPT_PAWN_DETAIL) = range(14)
+ OPT_MORE_THREATS, OPT_SHELTER_BY_FILE, OPT_PAWN_DETAIL, OPT_THREAT_MATRIX) = range(15)
 OPTIONAL_ROWS = (   # (optional term, first row, rows)
     (OPT_KING_DANGER, KING_DANGER, MAX_DANGER_UNITS),
     (OPT_CORNERED_BISHOP, CORNERED_BISHOP, 1),
@@ -190,6 +196,7 @@ OPTIONAL_ROWS = (   # (optional term, first row, rows)
     (OPT_MORE_THREATS, THREAT_BY_KING, 2),                       # by the king, and weak pawns
     (OPT_SHELTER_BY_FILE, KING_SHELTER, 128),                    # shelter and storm rows
     (OPT_PAWN_DETAIL, PAWN_CONNECTED_SQUARE, 32 + 8 + 16),       # connected, isolated, backward
+    (OPT_THREAT_MATRIX, THREAT_MINOR_ON, 15),                    # by minor, rook, queen
 )
 N_OPTIONAL = len(OPTIONAL_ROWS)
 OPTIONAL_TERM_NAMES = frozenset(TERM_NAMES[first + i] for _, first, rows in OPTIONAL_ROWS for i in range(rows))
@@ -734,6 +741,23 @@ def _threats(pos, ev, colour):
         hits = popcount(piece_attacks & them & p[PAWN] & ~attacks[enemy, A_PAWN])
         if hits:
             mg, eg = _term(mg, eg, ev, colour, WEAK_PAWN, hits)
+    if _computes(ev, OPT_THREAT_MATRIX):
+        # Threats by attacker and victim (optional), on what no enemy pawn guards.
+        p = pos.pieces
+        unguarded = them & ~attacks[enemy, A_PAWN]
+        by_minor = (attacks[colour, A_KNIGHT] | attacks[colour, A_BISHOP]) & unguarded
+        by_rook = attacks[colour, A_ROOK] & unguarded
+        by_queen = attacks[colour, A_QUEEN] & unguarded
+        for victim in range(PAWN, KING):
+            hits = popcount(by_minor & p[victim])
+            if hits:
+                mg, eg = _term(mg, eg, ev, colour, THREAT_MINOR_ON + victim - PAWN, hits)
+            hits = popcount(by_rook & p[victim])
+            if hits:
+                mg, eg = _term(mg, eg, ev, colour, THREAT_ROOK_ON + victim - PAWN, hits)
+            hits = popcount(by_queen & p[victim])
+            if hits:
+                mg, eg = _term(mg, eg, ev, colour, THREAT_QUEEN_ON + victim - PAWN, hits)
     return mg, eg
 
 

@@ -309,6 +309,20 @@ def test_connected_isolated_and_backward_pawns_in_detail() -> None:
         + found[:, E.PAWN_BACKWARD].sum())
 
 
+def test_threats_by_attacker_and_victim_count_what_no_enemy_pawn_guards() -> None:
+    # The knight d4 hits the bishop e6 and the rook c6; the rook a1 hits the pawn a7.
+    found = counts("4k3/p7/2r1b3/8/3N4/8/8/R3K3 w - - 0 1")
+    assert found[0, E.THREAT_MINOR_ON + 2] == 1 and found[0, E.THREAT_MINOR_ON + 3] == 1
+    assert found[0, E.THREAT_ROOK_ON + 0] == 1
+    # A pawn on d7 guards e6 and c6: the knight's threats no longer count.
+    found = counts("4k3/p2p4/2r1b3/8/3N4/8/8/R3K3 w - - 0 1")
+    assert found[0, E.THREAT_MINOR_ON:E.THREAT_MINOR_ON + 5].sum() == 0
+    # The queen d1 hits the knight d7 from Black's side of the count as well.
+    found = counts("4k3/3n4/8/8/8/8/8/3QK3 b - - 0 1")
+    assert found[0, E.THREAT_QUEEN_ON + 1] == 1
+    assert found[1, E.THREAT_MINOR_ON + 4] == 0 and found[1, E.THREAT_QUEEN_ON:E.THREAT_QUEEN_ON + 5].sum() == 0
+
+
 def test_a_passed_pawn_push_is_safe_when_its_stop_square_is_empty_and_unguarded() -> None:
     assert counts("4k3/8/8/3P4/8/8/8/4K3 w - - 0 1")[0, E.PASSED_SAFE_PUSH + 4] == 1
     assert counts("8/4k3/8/3P4/8/8/8/4K3 w - - 0 1")[0, E.PASSED_SAFE_PUSH + 4] == 0   # the king guards d6
