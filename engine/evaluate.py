@@ -33,7 +33,9 @@ walled in its corner, knights and rooks by how closed the pawns are, space, pawn
 threats, complexity, which moves the endgame score towards or away from zero by how
 convertible the advantage is, minor pieces behind a pawn, a bishop's rammed pawns and
 the long diagonal, the king's defenders and its distance to the pawns, a passed pawn's
-safe push, and threats by the king and on weak pawns).  The search computes one only when the weight table gives it a nonzero
+safe push, threats by the king and on weak pawns, the king's pawn shelter and the
+enemy's pawn storm file by file, connected, isolated and backward pawns in more
+detail, and threats by attacker and victim).  The search computes one only when the weight table gives it a nonzero
 weight (``optional_on``, set by ``make_evaluator``); a traced evaluation computes them
 all.  So a new term costs nothing until a fitted weight file switches it on, and an
 ``EvalFile`` is all a match needs to try it.
@@ -121,6 +123,32 @@ KING_OPEN_FILE = _block("king_safety", ["open_file"])
 KING_DANGER = _block("king_safety.danger", range(1, MAX_DANGER_UNITS + 1))  # + units - 1 (optional)
 KING_DEFENDERS = _block("king_safety.defenders", range(MAX_DEFENDERS + 1))  # + defenders (optional)
 KING_PAWN_FILE = _block("king.pawn_file_distance", range(8))        # + files to the nearest pawn (optional)
+# The king's pawn shelter and the enemy's pawn storm file by file (optional): for each of
+# the three files around the king, how far ahead its nearest own pawn stands, and how
+# far the nearest enemy pawn, rammed or not.  Files e-h read as their mirror a-d.
+SHELTER_FILES = ("a", "b", "c", "d")
+KING_SHELTER = _block("king_safety.shelter", [f"{kind}.{f}.{d}" for kind in ("side_file", "king_file")
+                                              for f in SHELTER_FILES for d in range(8)])
+# ... + 32 on the king's own file + 8 * mirrored file + rank distance (7: no pawn)
+KING_STORM_FILE = _block("king_safety.storm_file", [f"{kind}.{f}.{d}" for kind in ("free", "blocked")
+                                                    for f in SHELTER_FILES for d in range(8)])
+# ... + 32 when our pawn stands just in front of it + 8 * mirrored file + rank distance (7: none)
+# Pawn structure in more detail (optional): connected pawns by square (files e-h read as
+# their mirror a-d), isolated pawns by file, and isolated and backward pawns by whether
+# an enemy pawn stands ahead on the file (on an open file a rook attacks them).
+PAWN_CONNECTED_SQUARE = _block("pawns.connected_square", [f"{'abcd'[f]}{r + 1}" for r in range(8) for f in range(4)])
+# ... + 4 * relative rank + mirrored file
+PAWN_ISOLATED_FILE = _block("pawns.isolated_file", [f"{kind}.{f}" for kind in ("closed", "open")
+                                                    for f in SHELTER_FILES])
+# ... + 4 on an open file + mirrored file
+PAWN_BACKWARD_RANK = _block("pawns.backward_rank", [f"{kind}.{r}" for kind in ("closed", "open") for r in range(8)])
+# ... + 8 on an open file + relative rank
+# Every threat on an enemy piece or pawn no enemy pawn guards (optional), by attacker
+# (minor piece, rook, queen) and victim: the base threats above count only attacks by
+# something cheaper.
+THREAT_MINOR_ON = _block("threats.minor_on", PIECE_NAMES[:5])     # + victim type - 1
+THREAT_ROOK_ON = _block("threats.rook_on", PIECE_NAMES[:5])
+THREAT_QUEEN_ON = _block("threats.queen_on", PIECE_NAMES[:5])
 BISHOP_PAIR = _block("pieces", ["bishop_pair"])
 ROOK_OPEN_FILE = _block("pieces", ["rook_open_file"])
 ROOK_HALF_OPEN_FILE = _block("pieces", ["rook_half_open_file"])
@@ -152,7 +180,7 @@ TRACE_PHASE, TRACE_SCALE, TRACE_MOPUP = N_TERMS, N_TERMS + 1, N_TERMS + 2
 # a new term is tried: fitted, handed to the engine in an EvalFile, judged by games.
 (OPT_KING_DANGER, OPT_CORNERED_BISHOP, OPT_CLOSEDNESS, OPT_SPACE, OPT_PAWN_PUSH, OPT_COMPLEXITY,
  OPT_MINOR_BEHIND_PAWN, OPT_BISHOP_PAWNS, OPT_KING_DEFENDERS, OPT_KING_PAWN_FILE, OPT_PASSED_SAFE_PUSH,
- OPT_MORE_THREATS) = range(12)
+ OPT_MORE_THREATS, OPT_SHELTER_BY_FILE, OPT_PAWN_DETAIL, OPT_THREAT_MATRIX) = range(15)
 OPTIONAL_ROWS = (   # (optional term, first row, rows)
     (OPT_KING_DANGER, KING_DANGER, MAX_DANGER_UNITS),
     (OPT_CORNERED_BISHOP, CORNERED_BISHOP, 1),
@@ -166,6 +194,9 @@ OPTIONAL_ROWS = (   # (optional term, first row, rows)
     (OPT_KING_PAWN_FILE, KING_PAWN_FILE, 8),
     (OPT_PASSED_SAFE_PUSH, PASSED_SAFE_PUSH, 8),
     (OPT_MORE_THREATS, THREAT_BY_KING, 2),                       # by the king, and weak pawns
+    (OPT_SHELTER_BY_FILE, KING_SHELTER, 128),                    # shelter and storm rows
+    (OPT_PAWN_DETAIL, PAWN_CONNECTED_SQUARE, 32 + 8 + 16),       # connected, isolated, backward
+    (OPT_THREAT_MATRIX, THREAT_MINOR_ON, 15),                    # by minor, rook, queen
 )
 N_OPTIONAL = len(OPTIONAL_ROWS)
 OPTIONAL_TERM_NAMES = frozenset(TERM_NAMES[first + i] for _, first, rows in OPTIONAL_ROWS for i in range(rows))
@@ -443,12 +474,15 @@ def _pawn_structure(pos, ev, colour):
     flip = 0 if colour == 0 else 56
     step = 8 if colour == 0 else -8
     passers = U64_ZERO
+    detail = _computes(ev, OPT_PAWN_DETAIL)
     bb = our_pawns
     while bb:
         sq = lsb(bb)
         bb &= bb - U64_ONE
         rel = sq ^ flip
         rank = rel >> 3
+        mirrored = min(sq & 7, 7 - (sq & 7))
+        open_file = 0 if FORWARD_FILE[colour, sq] & enemy_pawns else 1
         mg, eg = _term(mg, eg, ev, colour, MATERIAL, 1)
         mg, eg = _term(mg, eg, ev, colour, PSQT + rel, 1)
         neighbours = ADJACENT_FILES[sq & 7] & our_pawns
@@ -456,15 +490,21 @@ def _pawn_structure(pos, ev, colour):
             mg, eg = _term(mg, eg, ev, colour, PAWN_DOUBLED, 1)
         if neighbours == U64_ZERO:
             mg, eg = _term(mg, eg, ev, colour, PAWN_ISOLATED, 1)
+            if detail:
+                mg, eg = _term(mg, eg, ev, colour, PAWN_ISOLATED_FILE + 4 * open_file + mirrored, 1)
         else:
             phalanx = neighbours & (np.uint64(0xFF) << np.uint64(sq & 56))
             supported = ev.attacks[colour, A_PAWN] & square_bb(sq)
             if phalanx or supported:
                 mg, eg = _term(mg, eg, ev, colour, PAWN_CONNECTED + rank, 1)
+                if detail:
+                    mg, eg = _term(mg, eg, ev, colour, PAWN_CONNECTED_SQUARE + 4 * rank + mirrored, 1)
             elif (neighbours & ~ATTACK_SPAN[colour, sq]) == U64_ZERO and (
                     ev.attacks[enemy, A_PAWN] & square_bb(sq + step)):
                 # Backward: every neighbour has passed it, and an enemy pawn guards its stop square.
                 mg, eg = _term(mg, eg, ev, colour, PAWN_BACKWARD, 1)
+                if detail:
+                    mg, eg = _term(mg, eg, ev, colour, PAWN_BACKWARD_RANK + 8 * open_file + rank, 1)
         if (PASSED_SPAN[colour, sq] & enemy_pawns) == U64_ZERO and (FORWARD_FILE[colour, sq] & our_pawns) == U64_ZERO:
             mg, eg = _term(mg, eg, ev, colour, PASSED + rank, 1)
             passers |= square_bb(sq)
@@ -560,23 +600,35 @@ def _king_safety(pos, tab, ev, colour, units):
     king = lsb(pos.pieces[KING] & pos.colors[colour])
     king_file = min(max(king & 7, 1), 6)
     king_rank = king >> 3
+    by_file = _computes(ev, OPT_SHELTER_BY_FILE)
     for file in range(king_file - 1, king_file + 2):
         ahead = FORWARD_FILE[colour, king_rank * 8 + file] | square_bb(king_rank * 8 + file)
         ours = ahead & our_pawns
         theirs = ahead & enemy_pawns
+        our_distance = 7
+        their_distance = 7
         if ours:
             nearest = lsb(ours) if colour == 0 else msb(ours)
-            distance = abs((nearest >> 3) - king_rank)
-            mg, eg = _term(mg, eg, ev, colour, KING_SHIELD + (0 if distance <= 1 else 1), 1)
+            our_distance = abs((nearest >> 3) - king_rank)
+            mg, eg = _term(mg, eg, ev, colour, KING_SHIELD + (0 if our_distance <= 1 else 1), 1)
         else:
             mg, eg = _term(mg, eg, ev, colour, KING_SHIELD + 2, 1)
             if theirs == U64_ZERO:
                 mg, eg = _term(mg, eg, ev, colour, KING_OPEN_FILE, 1)
         if theirs:
             nearest = lsb(theirs) if colour == 0 else msb(theirs)
-            distance = abs((nearest >> 3) - king_rank)
-            if 1 <= distance <= 4:
-                mg, eg = _term(mg, eg, ev, colour, KING_STORM + distance - 1, 1)
+            their_distance = abs((nearest >> 3) - king_rank)
+            if 1 <= their_distance <= 4:
+                mg, eg = _term(mg, eg, ev, colour, KING_STORM + their_distance - 1, 1)
+        if by_file:
+            # Shelter and storm by file (optional): a g-pawn missing in front of a king on
+            # g1 is worse than an a-pawn missing beside a king on b1, and a storming pawn
+            # stopped by ours (rammed) opens nothing.
+            mirrored = min(file, 7 - file)
+            on_king_file = 32 if file == (king & 7) else 0
+            mg, eg = _term(mg, eg, ev, colour, KING_SHELTER + on_king_file + 8 * mirrored + our_distance, 1)
+            blocked = 32 if our_distance != 7 and our_distance == their_distance - 1 else 0
+            mg, eg = _term(mg, eg, ev, colour, KING_STORM_FILE + blocked + 8 * mirrored + their_distance, 1)
     # Safe checks this colour could give: squares that check the enemy king, reached
     # by one of our pieces, not occupied by us and not attacked by the enemy.
     attacks = ev.attacks
@@ -689,6 +741,23 @@ def _threats(pos, ev, colour):
         hits = popcount(piece_attacks & them & p[PAWN] & ~attacks[enemy, A_PAWN])
         if hits:
             mg, eg = _term(mg, eg, ev, colour, WEAK_PAWN, hits)
+    if _computes(ev, OPT_THREAT_MATRIX):
+        # Threats by attacker and victim (optional), on what no enemy pawn guards.
+        p = pos.pieces
+        unguarded = them & ~attacks[enemy, A_PAWN]
+        by_minor = (attacks[colour, A_KNIGHT] | attacks[colour, A_BISHOP]) & unguarded
+        by_rook = attacks[colour, A_ROOK] & unguarded
+        by_queen = attacks[colour, A_QUEEN] & unguarded
+        for victim in range(PAWN, KING):
+            hits = popcount(by_minor & p[victim])
+            if hits:
+                mg, eg = _term(mg, eg, ev, colour, THREAT_MINOR_ON + victim - PAWN, hits)
+            hits = popcount(by_rook & p[victim])
+            if hits:
+                mg, eg = _term(mg, eg, ev, colour, THREAT_ROOK_ON + victim - PAWN, hits)
+            hits = popcount(by_queen & p[victim])
+            if hits:
+                mg, eg = _term(mg, eg, ev, colour, THREAT_QUEEN_ON + victim - PAWN, hits)
     return mg, eg
 
 

@@ -263,6 +263,66 @@ def test_king_defenders_and_the_distance_to_the_pawns() -> None:
     assert counts("4k3/8/8/8/8/8/8/4K3 w - - 0 1")[:, E.KING_PAWN_FILE:E.KING_PAWN_FILE + 8].sum() == 0
 
 
+def test_the_king_shelter_and_the_pawn_storm_are_counted_file_by_file() -> None:
+    shelter = E.KING_SHELTER
+    storm = E.KING_STORM_FILE
+    # King g1 behind f2, g2 and h3 (files h, g, f read as a, b, c).  Black's pawns in front
+    # of it: f7 (six ranks ahead), g4 (three, free) and h4 (three, rammed by h3).
+    fen = "6k1/5ppp/8/8/6pp/7P/5PP1/6K1 w - - 0 1"
+    found = counts(fen)
+    assert found[0, shelter + 8 * 2 + 1] == 1            # f2: side file c, one rank ahead
+    assert found[0, shelter + 32 + 8 * 1 + 1] == 1       # g2: the king's file b, one rank ahead
+    assert found[0, shelter + 8 * 0 + 2] == 1            # h3: side file a, two ranks ahead
+    assert found[0, storm + 8 * 2 + 6] == 1              # f7: free
+    assert found[0, storm + 8 * 1 + 3] == 1              # g4: free
+    assert found[0, storm + 32 + 8 * 0 + 3] == 1         # h4, just in front of h3: rammed
+    assert found[0, shelter:shelter + 64].sum() == 3 and found[0, storm:storm + 64].sum() == 3
+    # Black counts from its own side of the board: the mirror image gives Black the same rows.
+    mirrored = counts(chess.Board(fen).mirror().fen())
+    assert mirrored[1, shelter:storm + 64].tolist() == found[0, shelter:storm + 64].tolist()
+    # A file without a pawn reads as distance 7.
+    found = counts("4k3/8/8/8/8/8/8/4K3 w - - 0 1")
+    assert found[0, shelter + 32 + 8 * 3 + 7] == 1       # the king's own e-file (read as d)
+    assert found[0, shelter + 8 * 3 + 7] == 1 and found[0, shelter + 8 * 2 + 7] == 1   # d and f
+    assert found[1, storm + 8 * 3 + 7] == 2              # d and e (storms do not tell the king's file)
+
+
+def test_connected_isolated_and_backward_pawns_in_detail() -> None:
+    # White: f4-g4 a phalanx (g reads as b, f as c), an isolated a2 on a closed file
+    # (a7 ahead) and an isolated d3 on an open one.  Black's a7 is isolated on a file
+    # closed by a2, which stands ahead of it from Black's side.
+    found = counts("4k3/p7/8/8/5PP1/3P4/P7/4K3 w - - 0 1")
+    assert found[0, E.PAWN_CONNECTED_SQUARE + 4 * 3 + 2] == 1    # f4
+    assert found[0, E.PAWN_CONNECTED_SQUARE + 4 * 3 + 1] == 1    # g4
+    assert found[0, E.PAWN_ISOLATED_FILE + 0] == 1               # a2, closed (a7 ahead)
+    assert found[0, E.PAWN_ISOLATED_FILE + 4 + 3] == 1           # d3, open
+    assert found[1, E.PAWN_ISOLATED_FILE + 0] == 1               # a7, closed
+    # Backward: c2 behind b3 and d3, its stop square c3 guarded by Black's b4; the c-file
+    # ahead of it is closed by c6.
+    found = counts("4k3/8/2p5/8/1p6/1P1P4/2P5/4K3 w - - 0 1")
+    assert found[0, E.PAWN_BACKWARD] == 1
+    assert found[0, E.PAWN_BACKWARD_RANK + 1] == 1               # closed, on its 2nd rank
+    found = counts("4k3/8/8/8/1p6/1P1P4/2P5/4K3 w - - 0 1")
+    assert found[0, E.PAWN_BACKWARD_RANK + 8 + 1] == 1           # the same on an open file
+    assert found[:, E.PAWN_CONNECTED_SQUARE:E.PAWN_BACKWARD_RANK + 16].sum() == (
+        found[:, E.PAWN_CONNECTED:E.PAWN_CONNECTED + 8].sum() + found[:, E.PAWN_ISOLATED].sum()
+        + found[:, E.PAWN_BACKWARD].sum())
+
+
+def test_threats_by_attacker_and_victim_count_what_no_enemy_pawn_guards() -> None:
+    # The knight d4 hits the bishop e6 and the rook c6; the rook a1 hits the pawn a7.
+    found = counts("4k3/p7/2r1b3/8/3N4/8/8/R3K3 w - - 0 1")
+    assert found[0, E.THREAT_MINOR_ON + 2] == 1 and found[0, E.THREAT_MINOR_ON + 3] == 1
+    assert found[0, E.THREAT_ROOK_ON + 0] == 1
+    # A pawn on d7 guards e6 and c6: the knight's threats no longer count.
+    found = counts("4k3/p2p4/2r1b3/8/3N4/8/8/R3K3 w - - 0 1")
+    assert found[0, E.THREAT_MINOR_ON:E.THREAT_MINOR_ON + 5].sum() == 0
+    # The queen d1 hits the knight d7 from Black's side of the count as well.
+    found = counts("4k3/3n4/8/8/8/8/8/3QK3 b - - 0 1")
+    assert found[0, E.THREAT_QUEEN_ON + 1] == 1
+    assert found[1, E.THREAT_MINOR_ON + 4] == 0 and found[1, E.THREAT_QUEEN_ON:E.THREAT_QUEEN_ON + 5].sum() == 0
+
+
 def test_a_passed_pawn_push_is_safe_when_its_stop_square_is_empty_and_unguarded() -> None:
     assert counts("4k3/8/8/3P4/8/8/8/4K3 w - - 0 1")[0, E.PASSED_SAFE_PUSH + 4] == 1
     assert counts("8/4k3/8/3P4/8/8/8/4K3 w - - 0 1")[0, E.PASSED_SAFE_PUSH + 4] == 0   # the king guards d6

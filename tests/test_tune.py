@@ -24,7 +24,7 @@ def test_the_linear_model_equals_the_kernel() -> None:
 
 
 def test_adam_recovers_weights_that_generated_the_labels() -> None:
-    fens = random_playout_fens(400, seed=4, max_plies=80)
+    fens = random_playout_fens(800, seed=4, max_plies=80)
     model = LinearEval(*feature_matrix(fens))
     truth = E.load_weights().astype(np.float64)
     truth[E.MATERIAL + 1] += (60, 40)          # knights worth more than we think

@@ -138,7 +138,7 @@ class LinearEval:
             signed = np.asarray(X[:, first:first + count], dtype=np.float32)
             self.complexity_signed = signed          # as traced: under the colour then favoured
             self.complexity_counts = np.abs(signed)  # the counts themselves
-        # Each position has some 30 non-zero counts of 626, so with scipy (the ``tools``
+        # Each position has some 40 non-zero counts of 825, so with scipy (the ``tools``
         # extra) X is kept sparse: each pass over it is three or four times as fast.
         self.mg_factor = (phase / 24.0).astype(np.float32)
         self.eg_factor = (scale / 64.0 * (24.0 - phase) / 24.0).astype(np.float32)
