@@ -481,8 +481,9 @@ def _pawn_structure(pos, ev, colour):
         bb &= bb - U64_ONE
         rel = sq ^ flip
         rank = rel >> 3
-        mirrored = min(sq & 7, 7 - (sq & 7))
-        open_file = 0 if FORWARD_FILE[colour, sq] & enemy_pawns else 1
+        if detail:   # the optional rows' index parts: file read as a-d, enemy pawn ahead or not
+            mirrored = min(sq & 7, 7 - (sq & 7))
+            open_file = 0 if FORWARD_FILE[colour, sq] & enemy_pawns else 1
         mg, eg = _term(mg, eg, ev, colour, MATERIAL, 1)
         mg, eg = _term(mg, eg, ev, colour, PSQT + rel, 1)
         neighbours = ADJACENT_FILES[sq & 7] & our_pawns

@@ -317,7 +317,7 @@ def test_threats_by_attacker_and_victim_count_what_no_enemy_pawn_guards() -> Non
     # A pawn on d7 guards e6 and c6: the knight's threats no longer count.
     found = counts("4k3/p2p4/2r1b3/8/3N4/8/8/R3K3 w - - 0 1")
     assert found[0, E.THREAT_MINOR_ON:E.THREAT_MINOR_ON + 5].sum() == 0
-    # The queen d1 hits the knight d7 from Black's side of the count as well.
+    # The count belongs to the attacker whoever is to move: the queen d1 hits the knight d7.
     found = counts("4k3/3n4/8/8/8/8/8/3QK3 b - - 0 1")
     assert found[0, E.THREAT_QUEEN_ON + 1] == 1
     assert found[1, E.THREAT_MINOR_ON + 4] == 0 and found[1, E.THREAT_QUEEN_ON:E.THREAT_QUEEN_ON + 5].sum() == 0
