@@ -80,3 +80,26 @@ def test_a_run_stopped_by_sigterm_resumes_without_losing_or_repeating_a_game(tmp
     assert 2 <= stopped["games"] < 8, stopped
     assert len(out.read_text().splitlines()) == stopped["positions"]
     assert run(tmp_path, "stopped.txt", 8) == whole
+
+
+def test_a_stop_just_after_a_checkpoint_keeps_the_data_and_the_count_in_step(tmp_path: Path, monkeypatch) -> None:
+    """The window the SIGTERM test hits only now and then, made certain: the stop lands
+    right after a game's checkpoint is written, before the loop goes on."""
+    whole = run(tmp_path, "whole.txt", 5)
+    original = selfplay.Progress.save
+    calls = {"n": 0}
+
+    def save_then_stop(self: selfplay.Progress, path: Path) -> None:
+        original(self, path)
+        calls["n"] += 1
+        if calls["n"] == 2:  # the second game's checkpoint
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(selfplay.Progress, "save", save_then_stop)
+    stopped_lines = run(tmp_path, "stopped.txt", 5)
+    stopped = json.loads((tmp_path / "stopped.txt.progress.json").read_text())
+    assert stopped["games"] in (1, 2)  # the game being counted is kept or dropped, never half-kept
+    assert len(stopped_lines) == stopped["positions"] > 0
+    assert stopped_lines == whole[:len(stopped_lines)]
+    monkeypatch.setattr(selfplay.Progress, "save", original)
+    assert run(tmp_path, "stopped.txt", 5) == whole

@@ -46,7 +46,7 @@ import random
 import sys
 import time
 from collections.abc import Generator, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -278,25 +278,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     bar = tqdm(total=args.games, initial=progress.games, unit="game", disable=args.no_progress, mininterval=2.0)
     with open(args.out, "a", encoding="utf-8") as out:
         games = play_games(settings, progress.games, todo, args.workers)
-        recorded = progress.bytes  # the file's length up to the last game counted
+        # ``progress`` is replaced, never changed in place, so that a stop (SIGTERM or Ctrl-C,
+        # raised between any two bytecodes) always finds it consistent with the data file up
+        # to ``progress.bytes``: a game written but not yet counted is cut off again below.
         try:
             for game in games:
                 out.write("".join(line + "\n" for line in game.lines()))
                 out.flush()
-                progress.bytes = out.tell()
-                record(progress, game, progress_path)
-                recorded = progress.bytes
-                progress.seconds += time.time() - started
+                counted = counted_game(progress, game, out.tell(), time.time() - started)
                 started = time.time()
+                counted.save(progress_path)
+                progress = counted
                 bar.update(1)
                 bar.set_postfix(positions=progress.positions)
         except KeyboardInterrupt:
             print("stopped", file=sys.stderr)
         finally:
             games.close()  # ends the worker pool
-            # A stop between writing a game and counting it: the game is dropped, not half-kept.
-            out.truncate(recorded)
-            progress.bytes = recorded
+            out.truncate(progress.bytes)
             progress.save(progress_path)
     bar.close()
     print(f"{progress.games} games, {progress.positions} positions, results (1-0, draw, 0-1) {progress.results}, "
@@ -304,15 +303,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def record(progress: Progress, game: GameData, path: Path) -> None:
-    """Count a game written to the data file, and save the progress."""
+def counted_game(progress: Progress, game: GameData, length: int, seconds: float) -> Progress:
+    """The progress after one more game, written to the data file, which is now ``length`` bytes long."""
     assert progress.results is not None
-    progress.games += 1
-    progress.positions += len(game.positions)
-    progress.results[0 if game.result == 1.0 else 1 if game.result == 0.5 else 2] += 1
-    progress.save(path)
-
-
+    results = list(progress.results)
+    results[0 if game.result == 1.0 else 1 if game.result == 0.5 else 2] += 1
+    return replace(progress, games=progress.games + 1, positions=progress.positions + len(game.positions),
+                   results=results, seconds=progress.seconds + seconds, bytes=length)
 
 
 if __name__ == "__main__":
