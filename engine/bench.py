@@ -15,8 +15,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from engine.fen import KIWIPETE, STARTING_FEN
+
+if TYPE_CHECKING:
+    import numpy as np
 
 BENCH_DEPTH = 11
 BENCH_SIGNATURE = 1_303_252
@@ -65,8 +69,13 @@ BENCH_POSITIONS = [
 ]
 
 
-def run_bench(depth: int = BENCH_DEPTH, out: Callable[[str], None] = print) -> tuple[int, float]:
-    """Search every bench position to ``depth``; print and return (nodes, seconds)."""
+def run_bench(depth: int = BENCH_DEPTH, out: Callable[[str], None] = print,
+              weights: np.ndarray | None = None) -> tuple[int, float]:
+    """Search every bench position to ``depth``; print and return (nodes, seconds).
+
+    ``weights`` (an ``EvalFile``'s table) replaces the shipped evaluation weights, so a
+    candidate file gets its own signature and speed; the default gives ``BENCH_SIGNATURE``.
+    """
     from engine.board import Board
     from engine.searcher import Searcher
     from engine.timeman import Limits
@@ -76,6 +85,8 @@ def run_bench(depth: int = BENCH_DEPTH, out: Callable[[str], None] = print) -> t
     # nps would otherwise count a minute of numba's compiler as search time.
     load_kernels()
     searcher = Searcher(hash_mb=16)
+    if weights is not None:
+        searcher.set_weights(weights)
     total_nodes = 0
     total_time = 0.0
     for index, fen in enumerate(BENCH_POSITIONS, 1):

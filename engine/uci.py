@@ -774,13 +774,21 @@ class UciEngine:
         self._release.set()
 
     def cmd_bench(self, args: list[str]) -> None:
-        """Non-UCI ``bench [depth]``: the fixed benchmark search."""
+        """Non-UCI ``bench [depth]``: the fixed benchmark search, with the ``EvalFile`` in use.
+
+        With the default weights its node count is the build's signature; with an
+        ``EvalFile`` it is that file's, so a tester can bench a candidate before a match.
+        """
         from engine.bench import BENCH_DEPTH, run_bench
 
         depth = parse_int(args[0], "bench depth", 1, 30) if args else BENCH_DEPTH
         self.wait_for_search()
         self.core.wait()
-        run_bench(depth, self.out.send)
+        weights = None
+        if self._eval_file_in_use not in ("", "<default>"):
+            weights = self.searcher.weights
+            self.out.info(f"bench with the weights of EvalFile {self._eval_file_in_use}")
+        run_bench(depth, self.out.send, weights)
 
     def cmd_display(self, args: list[str]) -> None:
         """Non-UCI ``d``: the board, its FEN and its Polyglot key."""

@@ -264,3 +264,23 @@ def test_weights_file_problem_names_the_first_bad_line() -> None:
         "1 of the 2 terms are missing (the first: tempo.side_to_move)"
     # An optional term may be left out (it reads as 0): files older than the term still load.
     assert weights_file_problem("material.pawn 80 85\n", terms, frozenset({"tempo.side_to_move"})) is None
+
+
+def test_bench_in_a_session_searches_with_the_eval_file_in_use(tmp_path) -> None:
+    """``bench`` after ``setoption name EvalFile`` benches that file (its own node count),
+    and back on ``<default>`` it gives the build's signature again."""
+    shipped = (REPO / "engine" / "weights.txt").read_text().splitlines()
+    knight = next(i for i, line in enumerate(shipped) if line.startswith("material.knight"))
+    name, mg, eg = shipped[knight].split()
+    heavier = list(shipped)
+    heavier[knight] = f"{name} {int(mg) + 150} {int(eg) + 150}"
+    candidate = tmp_path / "heavier-knight.txt"
+    candidate.write_text("\n".join(heavier) + "\n")
+    lines = run_session(
+        "bench 5\n"
+        f"setoption name EvalFile value {candidate}\nbench 5\n"
+        "setoption name EvalFile value <default>\nbench 5\nquit\n", timeout=300)
+    totals = [int(line.split()[0]) for line in lines if line.endswith(" nps") and line.split()[1] == "nodes"]
+    assert len(totals) == 3
+    assert totals[0] == totals[2] != totals[1]
+    assert f"info string bench with the weights of EvalFile {candidate}" in lines
