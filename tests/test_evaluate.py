@@ -110,7 +110,9 @@ FEATURES = {
     "safe checks": ("6k1/5ppp/1n6/8/8/2N5/1q3PPP/3Q1RK1 w - - 0 1", E.SAFE_CHECKS, 4, +1),
     "pawn shield": ("r2q1rk1/8/8/8/8/8/5PPP/R2Q1RK1 w - - 0 1", E.KING_SHIELD, 2, +1),
     "bishop pair": ("4k3/8/8/8/8/8/8/2B1KB2 w - - 0 1", E.BISHOP_PAIR, 1, +1),
-    "rook on open file": ("4k3/pp6/8/8/8/8/PP6/3RK3 w - - 0 1", E.ROOK_OPEN_FILE, 1, +1),
+    # (with queens on: the rook's file is a middlegame asset, and the fitted endgame weight,
+    # beside the rook's mobility, is near zero)
+    "rook on open file": ("q3k3/pp6/8/8/8/8/PP6/Q2RK3 w - - 0 1", E.ROOK_OPEN_FILE, 1, +1),
     "rook on seventh": ("6k1/1R3ppp/8/8/8/8/5PPP/6K1 w - - 0 1", E.ROOK_ON_SEVENTH, 1, +1),
     "outpost": ("4k3/pp6/8/3N4/2P5/8/8/4K3 w - - 0 1", E.OUTPOST, 2, +1),
     "threat by pawn": ("4k3/8/3n4/4P3/8/8/8/4K3 w - - 0 1", E.THREAT_BY_PAWN, 4, +1),
