@@ -91,13 +91,13 @@ DRAW = 0
 # move or a null move takes, null windows (beta - 1, beta), "two plies back" (the same
 # side to move), and a reduced search keeping at least one ply.
 # ---------------------------------------------------------------------------
-RFP_MAX_DEPTH = 8            # reverse futility pruning up to this depth ...
-RFP_MARGIN = 75              # ... when eval - margin * depth still beats beta, ...
+RFP_MAX_DEPTH = 6            # reverse futility pruning up to this depth ...
+RFP_MARGIN = 84              # ... when eval - margin * depth still beats beta, ...
 RFP_IMPROVING_DEPTH = 1      # ... depth counted this much less when improving (the eval is more likely to hold)
 NMP_MIN_DEPTH = 3            # null-move pruning from this depth
 NMP_BASE_REDUCTION = 3       # R = base + depth / divisor + min((eval - beta) / eval divisor, eval max)
 NMP_DEPTH_DIVISOR = 4
-NMP_EVAL_DIVISOR = 200
+NMP_EVAL_DIVISOR = 213
 NMP_EVAL_MAX = 3             # ... a huge eval margin still reduces at most this much more
 NMP_VERIFY_DEPTH = 12        # from this depth a null-move cutoff is verified by a real search, ...
 NMP_VERIFY_GUARD = 3         # ... with null moves off for its first guard / divisor of the depth (plies below
@@ -105,24 +105,24 @@ NMP_VERIFY_GUARD_DIVISOR = 4  # ... its node), where a zugzwang that fooled the 
 IIR_MIN_DEPTH = 4            # internal iterative reduction without a TT move ...
 IIR_REDUCTION = 1            # ... by this much (a node never searched well; the next iteration has a TT move)
 LMP_MAX_DEPTH = 8            # late-move pruning: skip quiets after base + depth^2 moves ...
-LMP_BASE = 3
+LMP_BASE = 4
 LMP_NOT_IMPROVING_DIVISOR = 2  # ... divided by this when the eval is not improving
-FUTILITY_MAX_DEPTH = 6       # futility pruning of quiets when eval + base + margin * depth <= alpha
-FUTILITY_BASE = 80
-FUTILITY_MARGIN = 90
-SEE_QUIET_MARGIN = 60        # prune quiets whose SEE loses more than margin * depth
-SEE_CAPTURE_MARGIN = 100     # prune captures whose SEE loses more than margin * depth
+FUTILITY_MAX_DEPTH = 7       # futility pruning of quiets when eval + base + margin * depth <= alpha
+FUTILITY_BASE = 77
+FUTILITY_MARGIN = 79
+SEE_QUIET_MARGIN = 55        # prune quiets whose SEE loses more than margin * depth
+SEE_CAPTURE_MARGIN = 99      # prune captures whose SEE loses more than margin * depth
 SEE_PRUNE_MAX_DEPTH = 8
 LMR_MIN_DEPTH = 3            # late-move reductions from this depth ...
 LMR_MIN_MOVES = 2            # ... for moves after the first few
-LMR_BASE = 0.75              # reduction = base + ln(depth) * ln(move number) / divisor
-LMR_DIVISOR = 2.25
+LMR_BASE = 0.81              # reduction = base + ln(depth) * ln(move number) / divisor
+LMR_DIVISOR = 2.31
 LMR_TABLE_SIZE = 64          # ... tabulated by depth and move number below this (larger ones read the last entry)
 LMR_PV_NODE = 1              # ... one ply less in PV nodes (their score is wanted exactly)
 LMR_NOT_IMPROVING = 1        # ... one ply more when the eval is not improving
 LMR_GIVES_CHECK = 1          # ... one ply less for a checking move
-LMR_HISTORY_DIVISOR = 16384  # history score (butterfly plus both continuations) per ply of reduction removed or added
-DELTA_MARGIN = 200           # quiescence delta pruning
+LMR_HISTORY_DIVISOR = 17291  # history score (butterfly plus both continuations) per ply of reduction removed or added
+DELTA_MARGIN = 263           # quiescence delta pruning
 QS_SEE_THRESHOLD = 0         # quiescence searches captures and checks whose SEE keeps at least this
 SINGULAR_MIN_DEPTH = 8       # singular extension: TT move searched alone ...
 SINGULAR_MARGIN = 2          # ... against beta = tt score - margin * depth, ...
@@ -131,15 +131,15 @@ SINGULAR_DEPTH_DIVISOR = 2   # ... the other moves searched to (depth - 1) / div
 SINGULAR_EXTENSION = 1       # a singular TT move is searched this much deeper ...
 SINGULAR_NEGATIVE_EXTENSION = -1  # ... and this much when another move nearly matches it and it beats beta
 CHECK_EXTENSION = 1          # a checking move is searched this much deeper
-HISTORY_BONUS_SLOPE = 160    # history bonus = min(slope * depth - offset, max): shallow cutoffs teach too
-HISTORY_BONUS_OFFSET = 64
-HISTORY_BONUS_MAX = 2048
+HISTORY_BONUS_SLOPE = 171    # history bonus = min(slope * depth - offset, max): shallow cutoffs teach too
+HISTORY_BONUS_OFFSET = 71
+HISTORY_BONUS_MAX = 2127
 HISTORY_AGING_DIVISOR = 2    # between searches every history entry is divided by this (old lessons fade)
 QUIETS_MAX = 64              # quiet moves per node remembered for the history malus (later ones get none)
 TB_DEPTH_BONUS = 6           # a tablebase result is stored as if searched this much deeper
 TB_PLY_MARGIN = 12           # probes make captures internally: keep clear of the stack's end
 CORRECTION_GRAIN = 256       # correction history: entries in 1/GRAIN centipawn, by side and pawn placement
-CORRECTION_LIMIT = 64        # ... at most this many centipawns either way
+CORRECTION_LIMIT = 70        # ... at most this many centipawns either way
 CORRECTION_WEIGHT_SCALE = 256  # ... a search of depth d moves an entry weight / SCALE of the way to its result, ...
 CORRECTION_WEIGHT_OFFSET = 1   # ... weight = min(d + offset, max weight): deeper results teach more
 CORRECTION_MAX_WEIGHT = 16

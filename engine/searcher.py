@@ -83,7 +83,7 @@ if TYPE_CHECKING:
     from engine.tablebase import RootTablebase  # python-chess, imported when SyzygyPath is set
 
 ASPIRATION_MIN_DEPTH = 4     # full window below this depth
-ASPIRATION_DELTA = 20        # first half-width of the window, grown by half on each fail
+ASPIRATION_DELTA = 17        # first half-width of the window, grown by half on each fail
 ASPIRATION_MAX_DELTA = 500   # past this half-width, the side that failed opens fully
 BOUND_REPORT_AFTER = 1.0     # seconds: report lowerbound/upperbound lines only in long searches
 WATCHDOG_PERIOD = 0.010      # longest sleep of the watchdog between clock checks

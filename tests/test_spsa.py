@@ -71,10 +71,11 @@ def test_a_tunable_set_through_uci_changes_the_search_and_its_default_restores_i
             return int(info["nodes"])
 
         default = nodes({})
-        assert nodes({"RFP_MARGIN": 75}) == default
+        rfp, divisor = search.RFP_MARGIN, round(search.LMR_DIVISOR * 100)
+        assert nodes({"RFP_MARGIN": rfp}) == default
         assert nodes({"RFP_MARGIN": 140}) != default
-        assert nodes({"RFP_MARGIN": 75, "LMR_DIVISOR_X100": 150}) != default
-        assert nodes({"LMR_DIVISOR_X100": 225}) == default
+        assert nodes({"RFP_MARGIN": rfp, "LMR_DIVISOR_X100": 150}) != default
+        assert nodes({"LMR_DIVISOR_X100": divisor}) == default
 
 
 def test_searcher_tunables_reach_every_thread_and_the_reduction_table() -> None:
@@ -178,7 +179,7 @@ def test_report_and_running_elo() -> None:
     curve = spsa.running_elo(state)
     assert len(curve) == 10 and curve[-1][1] > 0 and curve[-1][2] <= curve[-1][1] <= curve[-1][3]
     text = spsa.report(state)
-    assert "setoption name RFP_MARGIN value 75" in text and "10 check pairs" in text
+    assert f"setoption name RFP_MARGIN value {search.RFP_MARGIN}" in text and "10 check pairs" in text
 
 
 def test_the_tuner_plays_real_games_with_the_tunables_set(tmp_path: Path) -> None:
