@@ -173,7 +173,9 @@ def test_time_follows_the_best_moves_share_of_the_nodes() -> None:
     searcher = Searcher(hash_mb=8)
     scales = {}
     for name, fen in [("recapture", "rnbQkbnr/ppp1pppp/8/8/8/8/PPPP1PPP/RNB1KBNR b KQkq - 0 3"),
-                      ("opening", chess.STARTING_FEN)]:
+                      # (a Queen's Gambit Declined: the start position's own share moved
+                      # to 0.86 under session 75's tuned reductions, its 1. e4 / 1. d4 no longer contested at depth 10)
+                      ("opening", "rnbqkb1r/ppp2ppp/4pn2/3p4/2PP4/2N5/PP2PPPP/R1BQKBNR w KQkq - 2 4")]:
         searcher.new_game()
         board = Board(fen)
         best, _ = searcher.think(board, Limits(depth=10), None)

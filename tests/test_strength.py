@@ -210,16 +210,22 @@ def test_bare_king_detection() -> None:
     assert not opponent_has_bare_king(Board("8/8/8/4k3/8/8/8/4K3 w - - 0 1"))
 
 
-@pytest.mark.parametrize("fen", ["8/8/8/4k3/8/8/8/3QK3 w - - 0 1", "8/8/8/4k3/8/8/8/R3K3 w - - 0 1"],
-                         ids=["KQK", "KRK"])
+@pytest.mark.parametrize("fen", ["8/8/8/4k3/8/8/8/3QK3 w - - 0 1", "8/8/8/4k3/8/8/8/R3K3 w - - 0 1",
+                                 "8/8/6K1/8/7R/6k1/8/8 w - - 0 1", "8/8/6K1/7R/8/5k2/8/8 w - - 0 1"],
+                         ids=["KQK", "KRK", "KRK-edge", "KRK-near"])
 def test_lowest_level_mates_a_bare_king_within_the_fifty_move_rule(fen: str) -> None:
+    """Each move is searched as a GUI asks for it: the start position and the moves since (so
+    the engine sees the repetitions it must avoid).  With the old 20,000-node floor the last two
+    positions ran into the fifty-move rule."""
     weak = Searcher(hash_mb=4)
     weak.strength = StrengthLevel.at_elo(ELO_MIN)
     defender = Searcher(hash_mb=4)
     game = chess.Board(fen)
     while not game.is_game_over(claim_draw=True):
         player = weak if game.turn == chess.WHITE else defender
-        board = Board(game.fen())
+        board = Board(fen)
+        for played in game.move_stack:
+            board.push_uci(played.uci())
         limits = Limits(wtime=60, btime=60) if player is weak else Limits(nodes=BARE_KING_NODES)
         best, _ = player.think(board, limits, None)
         game.push(chess.Move.from_uci(board.move_to_uci(best)))
