@@ -125,7 +125,7 @@ LMR_HISTORY_DIVISOR = 17291  # history score (butterfly plus both continuations)
 DELTA_MARGIN = 263           # quiescence delta pruning
 QS_SEE_THRESHOLD = 0         # quiescence searches captures and checks whose SEE keeps at least this
 SINGULAR_MIN_DEPTH = 8       # singular extension: TT move searched alone ...
-SINGULAR_MARGIN = 2          # ... against beta = tt score - margin * depth, ...
+SINGULAR_MARGIN_X10 = 20     # ... against beta = tt score - margin / 10 * depth (tenths, for the tuner's sake), ...
 SINGULAR_TT_DEPTH_MARGIN = 3  # ... if its entry is at most this much shallower than the node (a trustworthy score), ...
 SINGULAR_DEPTH_DIVISOR = 2   # ... the other moves searched to (depth - 1) / divisor (a cheap look)
 SINGULAR_EXTENSION = 1       # a singular TT move is searched this much deeper ...
@@ -179,10 +179,25 @@ KERNEL_TUNABLES = (
     Tunable("HISTORY_BONUS_OFFSET", HISTORY_BONUS_OFFSET, 0, 200, 12),
     Tunable("HISTORY_BONUS_MAX", HISTORY_BONUS_MAX, 800, 4096, 150),
     Tunable("CORRECTION_LIMIT", CORRECTION_LIMIT, 16, 160, 8),
+    # SPSA run 2 adds the depth limits and reductions run 1 left fixed.
+    Tunable("NMP_MIN_DEPTH", NMP_MIN_DEPTH, 1, 6, 1),
+    Tunable("NMP_BASE_REDUCTION", NMP_BASE_REDUCTION, 1, 6, 1),
+    Tunable("NMP_DEPTH_DIVISOR", NMP_DEPTH_DIVISOR, 2, 8, 1),
+    Tunable("NMP_EVAL_MAX", NMP_EVAL_MAX, 1, 6, 1),
+    Tunable("IIR_MIN_DEPTH", IIR_MIN_DEPTH, 2, 8, 1),
+    Tunable("LMP_MAX_DEPTH", LMP_MAX_DEPTH, 3, 12, 1),
+    Tunable("SEE_PRUNE_MAX_DEPTH", SEE_PRUNE_MAX_DEPTH, 3, 12, 1),
+    Tunable("QS_SEE_THRESHOLD", QS_SEE_THRESHOLD, -150, 100, 15),
+    Tunable("SINGULAR_MIN_DEPTH", SINGULAR_MIN_DEPTH, 5, 12, 1),
+    Tunable("SINGULAR_MARGIN_X10", SINGULAR_MARGIN_X10, 5, 60, 4),
+    Tunable("CORRECTION_MAX_WEIGHT", CORRECTION_MAX_WEIGHT, 4, 48, 3),
 )
 (P_RFP_MARGIN, P_RFP_MAX_DEPTH, P_NMP_EVAL_DIVISOR, P_LMP_BASE, P_FUTILITY_MAX_DEPTH, P_FUTILITY_BASE,
  P_FUTILITY_MARGIN, P_SEE_QUIET_MARGIN, P_SEE_CAPTURE_MARGIN, P_LMR_HISTORY_DIVISOR, P_DELTA_MARGIN,
- P_HISTORY_BONUS_SLOPE, P_HISTORY_BONUS_OFFSET, P_HISTORY_BONUS_MAX, P_CORRECTION_LIMIT) = range(15)
+ P_HISTORY_BONUS_SLOPE, P_HISTORY_BONUS_OFFSET, P_HISTORY_BONUS_MAX, P_CORRECTION_LIMIT,
+ P_NMP_MIN_DEPTH, P_NMP_BASE_REDUCTION, P_NMP_DEPTH_DIVISOR, P_NMP_EVAL_MAX, P_IIR_MIN_DEPTH, P_LMP_MAX_DEPTH,
+ P_SEE_PRUNE_MAX_DEPTH, P_QS_SEE_THRESHOLD, P_SINGULAR_MIN_DEPTH, P_SINGULAR_MARGIN_X10,
+ P_CORRECTION_MAX_WEIGHT) = range(26)
 PARAMS_SIZE = len(KERNEL_TUNABLES)
 PARAM_INDEX = {t.name: i for i, t in enumerate(KERNEL_TUNABLES)}
 
@@ -512,7 +527,7 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
                     if stand_pat + gain + params[P_DELTA_MARGIN] <= alpha:
                         continue
                 # SEE pruning: moves that lose material are not worth a look.
-                if not see_ge(pos, tab, move, QS_SEE_THRESHOLD):
+                if not see_ge(pos, tab, move, params[P_QS_SEE_THRESHOLD]):
                     continue
             tt_prefetch(tt, key_after(pos, tab, move))  # the child probes it first thing
             make_move(pos, tab, move)
@@ -559,10 +574,10 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
     # Step 8. Null-move pruning: if passing still beats beta, a real move surely does.
     previous_null = pos.state[ST_PLY] > 0 and pos.history[pos.state[ST_PLY] - 1, H_MOVE] == 0
     if (config[CFG_NULL_MOVE] and not pv_node and not checked and excluded == 0 and not previous_null
-            and depth >= NMP_MIN_DEPTH and eval_estimate >= beta and abs(beta) < MATE_IN_MAX_PLY
+            and depth >= params[P_NMP_MIN_DEPTH] and eval_estimate >= beta and abs(beta) < MATE_IN_MAX_PLY
             and ply >= sd.nmp_min_ply[0] and has_non_pawn_material(pos, side)):
-        r = (NMP_BASE_REDUCTION + depth // NMP_DEPTH_DIVISOR
-             + min((eval_estimate - beta) // params[P_NMP_EVAL_DIVISOR], NMP_EVAL_MAX))
+        r = (params[P_NMP_BASE_REDUCTION] + depth // params[P_NMP_DEPTH_DIVISOR]
+             + min((eval_estimate - beta) // params[P_NMP_EVAL_DIVISOR], params[P_NMP_EVAL_MAX]))
         sd.path_moves[ply] = 0
         make_null_move(pos, tab)
         tt_prefetch(tt, pos.keys[pos.state[ST_PLY]])
@@ -584,7 +599,7 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
         sd.pv_len[ply] = 0
 
     # Step 9. Internal iterative reduction: without a TT move this node was never searched well.
-    if config[CFG_IIR] and tt_move == 0 and depth >= IIR_MIN_DEPTH and excluded == 0:
+    if config[CFG_IIR] and tt_move == 0 and depth >= params[P_IIR_MIN_DEPTH] and excluded == 0:
         depth -= IIR_REDUCTION
 
     # Step 10. Move ordering in stages (``moveorder.next_move``): the TT move before any
@@ -633,7 +648,7 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
         if config[CFG_MOVE_PRUNING] and not root and best > -MATE_IN_MAX_PLY:
             if quiet:
                 if (skip_quiets
-                        or (depth <= LMP_MAX_DEPTH and moves_searched
+                        or (depth <= params[P_LMP_MAX_DEPTH] and moves_searched
                             >= (params[P_LMP_BASE] + depth * depth) // (1 if improving else LMP_NOT_IMPROVING_DIVISOR))
                         or (depth <= params[P_FUTILITY_MAX_DEPTH] and not checked
                             and static_eval + params[P_FUTILITY_BASE] + params[P_FUTILITY_MARGIN] * depth <= alpha)):
@@ -644,9 +659,11 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
                     if not gives_check_fast(pos, tab, move, ck_king, ck_pawn, ck_knight, ck_bishop, ck_rook,
                                             ck_discoverers):
                         continue
-                elif depth <= SEE_PRUNE_MAX_DEPTH and not see_ge(pos, tab, move, -params[P_SEE_QUIET_MARGIN] * depth):
+                elif (depth <= params[P_SEE_PRUNE_MAX_DEPTH]
+                      and not see_ge(pos, tab, move, -params[P_SEE_QUIET_MARGIN] * depth)):
                     continue
-            elif depth <= SEE_PRUNE_MAX_DEPTH and not see_ge(pos, tab, move, -params[P_SEE_CAPTURE_MARGIN] * depth):
+            elif (depth <= params[P_SEE_PRUNE_MAX_DEPTH]
+                  and not see_ge(pos, tab, move, -params[P_SEE_CAPTURE_MARGIN] * depth)):
                 continue
 
         # The child probes its bucket first thing: ask for it before making the move.
@@ -654,11 +671,11 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
 
         # Step 13. Singular extension: is the TT move much better than every other move?
         extension = 0
-        if (move == tt_move and not root and excluded == 0 and depth >= SINGULAR_MIN_DEPTH
+        if (move == tt_move and not root and excluded == 0 and depth >= params[P_SINGULAR_MIN_DEPTH]
                 and config[CFG_EXTENSIONS] and config[CFG_SINGULAR]
                 and tt_depth >= depth - SINGULAR_TT_DEPTH_MARGIN and tt_bound != BOUND_UPPER
                 and abs(tt_score) < MATE_IN_MAX_PLY):
-            singular_beta = tt_score - SINGULAR_MARGIN * depth
+            singular_beta = tt_score - params[P_SINGULAR_MARGIN_X10] * depth // 10
             sd.excluded[ply] = move
             score = search(pos, tab, tt, sd, control, ev, tb_packed, scratch, singular_beta - 1, singular_beta,
                            (depth - 1) // SINGULAR_DEPTH_DIVISOR, ply)
@@ -788,7 +805,7 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
                 and not (bound == BOUND_UPPER and best >= static_eval)):
             limit = params[P_CORRECTION_LIMIT]
             error = max(-limit, min(best - raw_eval, limit)) * CORRECTION_GRAIN
-            weight = min(depth + CORRECTION_WEIGHT_OFFSET, CORRECTION_MAX_WEIGHT)
+            weight = min(depth + CORRECTION_WEIGHT_OFFSET, params[P_CORRECTION_MAX_WEIGHT])
             entry = sd.correction[side, correction_slot]
             sd.correction[side, correction_slot] = ((entry * (CORRECTION_WEIGHT_SCALE - weight) + error * weight)
                                                     // CORRECTION_WEIGHT_SCALE)

@@ -95,6 +95,34 @@ def test_searcher_tunables_reach_every_thread_and_the_reduction_table() -> None:
     assert best != 0
 
 
+def test_every_kernel_tunable_is_read_by_the_search() -> None:
+    """Each tunable at one end of its range or the other changes the tree of depth-10
+    searches, and back at its default restores it: a parameter the kernel never read would
+    tune nothing."""
+    searcher = Searcher(hash_mb=8)
+
+    # The middlegame, and the same with Black a rook down: big eval margins at null-move nodes.
+    positions = [MIDGAME, MIDGAME.replace("r1bq1rk1", "2bq1rk1")]
+
+    def nodes() -> list[int]:
+        counts = []
+        for fen in positions:
+            searcher.new_game()
+            searcher.think(Board(fen), Limits(depth=10), None)
+            counts.append(searcher.nodes())
+        return counts
+
+    default = nodes()
+    for t in search.KERNEL_TUNABLES:
+        at_ends = []
+        for end in (t.low, t.high):
+            searcher.set_tunable(t.name, end)
+            at_ends.append(nodes())
+        searcher.set_tunable(t.name, t.default)
+        assert any(n != default for n in at_ends), t.name
+    assert nodes() == default
+
+
 def small_state(iterations: int = 200, seed: int = 7) -> spsa.TuningState:
     settings = spsa.RunSettings(engine={"cmd": ["none"]}, iterations=iterations, seed=seed, nodes=1000,
                                 check_every=4, record_every=5)
