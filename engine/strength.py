@@ -60,7 +60,9 @@ LEVEL_TABLE = (
     (2400, 10_000_000, 0.0, 1),  # the full engine under the clock's limits
 )
 MAX_LOSS_SIGMAS = 3.0     # never choose a line more than this many sigmas below the best
-BARE_KING_NODES = 100_000  # node budget floor against a lone king (no noise there; 20,000 ran into the fifty-move rule in some KRK games under session 75's search)
+# Node budget floor against a lone king (no noise there either): 20,000 ran into the
+# fifty-move rule in some KRK games under session 75's search.
+BARE_KING_NODES = 100_000
 MATE_THRESHOLD = 30_000   # scores from here up are mates found (engine.tt.MATE_IN_MAX_PLY)
 
 
