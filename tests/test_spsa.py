@@ -230,3 +230,92 @@ def test_the_checkpoint_keeps_an_engines_environment() -> None:
     engine = parse_engine(["cmd=python run_engine.py", "env.NUMBAT_EXAMPLE=1", "option.Hash=16"])
     assert spsa.engine_settings(engine)["env"] == {"NUMBAT_EXAMPLE": "1"}
     assert "env" not in spsa.engine_settings(parse_engine(["cmd=python run_engine.py"]))
+
+
+def opponent_state(iterations: int = 200, seed: int = 7) -> spsa.TuningState:
+    """A small run against a fixed opponent (the opponent's command is never started by the fakes)."""
+    state = small_state(iterations, seed)
+    state.settings.opponent = {"cmd": ["none"], "nodes": 500}
+    return state
+
+
+def test_against_an_opponent_spsa_climbs_towards_what_beats_it() -> None:
+    """Fake games against a fixed opponent, whose expected score rises nearer a hidden optimum:
+    each iteration reports four games (A's two, then B's two), the run moves every parameter
+    towards the optimum, and the check pairs are the current values' games against the opponent."""
+    optimum = {"RFP_MARGIN": 110, "FUTILITY_BASE": 40, "LMR_BASE_X100": 100}
+    state = opponent_state(iterations=3000)
+    for p in state.params:
+        p.r_end = 0.02
+    rng = random.Random(6)
+    calls = {"tuning": 0, "check": 0}
+
+    def strength(values: dict[str, int]) -> float:
+        return -sum(((values[n] - optimum[n]) / 20) ** 2 for n in optimum)
+
+    def games(values: dict[str, int]) -> tuple[float, float]:
+        edge = 1 / (1 + 10 ** (-strength(values) * 40 / 400))   # the opponent is as strong as the optimum
+        return float(rng.random() < edge), float(rng.random() < edge)
+
+    def play(a: dict[str, int], b: dict[str, int] | None, pair: int) -> tuple[tuple[float, ...], int]:
+        if b is None:
+            calls["check"] += 1
+            return games(a), 0
+        calls["tuning"] += 1
+        return games(a) + games(b), 0
+
+    early = opponent_state(iterations=3000)
+    spsa.run(state, None, concurrency=1, play=play, progress=False)
+    assert state.iteration == 3000 == calls["tuning"] and len(state.checks) == calls["check"] > 0
+    assert state.games == 4 * calls["tuning"] + 2 * calls["check"]
+    for p in state.params:
+        assert abs(p.value - optimum[p.name]) < abs(p.start - optimum[p.name]) / 2, (p.name, p.value)
+    # The check Elo is against the opponent: the late checks score better than the start values would.
+    start_points = sum(sum(games(early.start_values())) for _ in range(400)) / 400
+    late_points = sum(points for _, points in state.checks[-100:]) / 100
+    assert late_points > start_points + 0.2
+    assert "against the opponent" in spsa.status_line(state)
+
+
+def test_against_an_opponent_the_tuner_plays_real_games_with_node_odds(tmp_path: Path) -> None:
+    """Real engines: the tuned pair in tuning mode and an opponent at its own node count.  Two
+    tuning iterations of four games, one check pair of two, the opponent's limit in the PGN."""
+    path = tmp_path / "run.json"
+    pgn = tmp_path / "games.pgn"
+    command = f"cmd={sys.executable} {REPO / 'run_engine.py'}"
+    code = spsa.main(["--state", str(path), "--engine", command, "option.OwnBook=false", "--opponent", command,
+                      "nodes=600", "option.OwnBook=false", "--nodes", "1500", "--iterations", "100", "--params",
+                      "RFP_MARGIN", "--check-every", "3", "--max-pairs", "3", "--pgn", str(pgn)])
+    assert code == 0
+    state = spsa.TuningState.load(path)
+    assert state.settings.opponent is not None and state.settings.opponent["nodes"] == 600
+    assert state.pairs == 3 and state.iteration == 2 and len(state.checks) == 1 and state.faults == 0
+    assert state.games == 10
+    text = pgn.read_text()
+    assert text.count("[Result ") == 10
+    assert text.count('[Limit "nodes=1500 nodes.opponent=600"]') == 10
+    # Every game has the opponent on one side, and each tuned engine met it with both colours.
+    assert text.count('[White "opponent"]') == 5 and text.count('[Black "opponent"]') == 5
+    assert TUNING_SWITCH not in os.environ
+
+
+def test_an_engines_own_node_limit_replaces_the_matchs() -> None:
+    """``nodes=N`` among an engine's keys: parsed, kept by the checkpoint and the match's
+    fingerprint only when given, and sent in place of the match's node limit."""
+    from engine.tools.match import GamePlayer, MatchConfig, match_fingerprint
+
+    odds = parse_engine(["cmd=python run_engine.py", "name=weak", "nodes=700"])
+    plain = parse_engine(["cmd=python run_engine.py", "name=main"])
+    assert odds.nodes == 700 and plain.nodes is None
+    assert spsa.engine_settings(odds)["nodes"] == 700 and "nodes" not in spsa.engine_settings(plain)
+    config = MatchConfig(engines=[odds, plain], nodes=5000, progress=False)
+    engines = match_fingerprint(config)["engines"]
+    assert engines[0]["nodes"] == 700 and "nodes" not in engines[1]
+    import threading
+
+    player = GamePlayer(config, threading.Event())
+    clocks = {chess.WHITE: 0.0, chess.BLACK: 0.0}
+    assert player._limit(clocks, 0, None, odds.nodes).nodes == 700
+    assert player._limit(clocks, 0, None, plain.nodes).nodes == 5000
+    with pytest.raises(ValueError, match="unknown key"):
+        parse_engine(["cmd=python run_engine.py", "depth=3"])

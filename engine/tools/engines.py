@@ -68,6 +68,8 @@ class EngineConfig:
     """Working directory of the engine process (default: the current one)."""
     env: dict[str, str] = field(default_factory=dict)
     """Environment variables set for the engine process only, on top of this process's."""
+    nodes: int | None = None
+    """Nodes per move for this engine alone, in place of the match's node limit (node odds)."""
 
     def __post_init__(self) -> None:
         if not self.cmd:

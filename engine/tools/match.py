@@ -252,18 +252,21 @@ def parse_key_values(tokens: Sequence[str], what: str) -> dict[str, str]:
 
 
 def parse_engine(tokens: Sequence[str]) -> EngineConfig:
-    """An :class:`EngineConfig` from ``cmd=... name=... proto=uci|xboard dir=... option.NAME=VALUE
-    env.NAME=VALUE`` tokens (``env.``: an environment variable for that engine's process alone)."""
+    """An :class:`EngineConfig` from ``cmd=... name=... proto=uci|xboard dir=... nodes=N option.NAME=VALUE
+    env.NAME=VALUE`` tokens (``env.``: an environment variable for that engine's process alone;
+    ``nodes``: that engine's nodes per move when the match plays at fixed nodes)."""
     pairs = parse_key_values(tokens, "--engine")
     options = {k[len("option."):]: v for k, v in pairs.items() if k.startswith("option.")}
     env = {k[len("env."):]: v for k, v in pairs.items() if k.startswith("env.")}
-    unknown = [k for k in pairs if not k.startswith(("option.", "env.")) and k not in ("cmd", "name", "proto", "dir")]
+    unknown = [k for k in pairs
+               if not k.startswith(("option.", "env.")) and k not in ("cmd", "name", "proto", "dir", "nodes")]
     if unknown:
         raise ValueError(f"--engine: unknown key(s) {', '.join(unknown)}")
     if "cmd" not in pairs:
         raise ValueError("--engine needs cmd=COMMAND")
     return EngineConfig(cmd=shlex.split(pairs["cmd"]), name=pairs.get("name", ""),
-                        proto=pairs.get("proto", "uci"), options=options, workdir=pairs.get("dir"), env=env)
+                        proto=pairs.get("proto", "uci"), options=options, workdir=pairs.get("dir"), env=env,
+                        nodes=int(pairs["nodes"]) if "nodes" in pairs else None)
 
 
 def _parse_bool(text: str) -> bool:
@@ -530,7 +533,8 @@ def match_fingerprint(config: MatchConfig) -> dict[str, Any]:
 
     return {
         "engines": [{"name": e.name, "proto": e.proto, "options": dict(e.options),
-                     **({"env": dict(e.env)} if e.env else {})}   # absent when empty: older states resume
+                     **({"env": dict(e.env)} if e.env else {}),   # absent when empty: older states resume
+                     **({"nodes": e.nodes} if e.nodes is not None else {})}
                     for e in config.engines],
         "openings": Path(config.openings).name if config.openings else None,
         "opening_order": config.opening_order, "opening_plies": config.opening_plies,
@@ -656,10 +660,13 @@ class GamePlayer:
         if self.tablebase is not None:
             self.tablebase.close()
 
-    def _limit(self, clocks: dict[bool, float], moves_made: int, game_key: object) -> chess.engine.Limit:
-        """The search limit for the next move, by a side that has made ``moves_made`` moves."""
+    def _limit(self, clocks: dict[bool, float], moves_made: int, game_key: object,
+               engine_nodes: int | None = None) -> chess.engine.Limit:
+        """The search limit for the next move, by a side that has made ``moves_made`` moves
+        (``engine_nodes``: that engine's own node limit, which replaces the match's)."""
         cfg = self.config
-        limit = chess.engine.Limit(nodes=cfg.nodes, depth=cfg.depth, time=cfg.movetime)
+        nodes = engine_nodes if engine_nodes is not None and cfg.nodes is not None else cfg.nodes
+        limit = chess.engine.Limit(nodes=nodes, depth=cfg.depth, time=cfg.movetime)
         if cfg.tc is not None:
             limit.white_clock = max(clocks[chess.WHITE], 0.001)
             limit.black_clock = max(clocks[chess.BLACK], 0.001)
@@ -722,7 +729,7 @@ class GamePlayer:
                 break
             side = board.turn
             seat = self.slots[names[side]]
-            attempt = play_move(seat, board, self._limit(clocks, moves_made[side], game_key),
+            attempt = play_move(seat, board, self._limit(clocks, moves_made[side], game_key, seat.config.nodes),
                                 self._deadline(clocks[side]), game_key)
             play, elapsed = attempt.play, attempt.elapsed
 
@@ -839,6 +846,9 @@ class GamePlayer:
         game.headers["TimeControl"] = str(cfg.tc) if cfg.tc is not None else "-"
         limits = [f"{k}={v}" for k, v in (("nodes", cfg.nodes), ("depth", cfg.depth),
                                           ("movetime", cfg.movetime)) if v is not None]
+        if cfg.nodes is not None:  # node odds: an engine with its own node limit
+            limits += [f"nodes.{name}={self.slots[name].config.nodes}" for name in dict.fromkeys(names.values())
+                       if self.slots[name].config.nodes is not None]
         if limits:
             game.headers["Limit"] = " ".join(limits)
         game.headers["OpeningFEN"] = start_fen

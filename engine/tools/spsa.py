@@ -23,6 +23,15 @@ Progress is measured as well as followed: every ``check_every``-th pair is a *ch
 pair*, the current values against the values the run started from, and their running
 Elo (with its 95% interval) is the run's estimate of what it has gained so far.
 
+**Against an opponent** (``--opponent``, for example Ethereal): self-play rewards what
+beats the engine itself, which is not always what beats others.  With an opponent each
+iteration plays four games from one opening: the engine at ``theta + c_k delta`` and the
+engine at ``theta - c_k delta`` each play it with both colours against the opponent,
+and ``R`` = the first one's points minus the second one's (-2 to +2, as above).  A check
+pair is then the current values against the opponent with both colours, so the check
+Elo is the current values' Elo against the opponent.  The opponent may search its own
+number of nodes (``nodes=N`` among its keys), so that it can be matched in strength.
+
 Workers (``--concurrency``) each own two engine processes, reused from game to game,
 and take iterations from a shared counter; each finished pair updates the values at
 once (asynchronous SPSA, as OpenBench's workers do).  The perturbation of iteration
@@ -141,6 +150,8 @@ class RunSettings:
     check_every: int = CHECK_EVERY
     record_every: int = RECORD_EVERY
     tb_path: str | None = None
+    opponent: dict[str, Any] | None = None
+    """The fixed opponent as ``EngineConfig`` fields; None: self-play."""
 
 
 @dataclass
@@ -207,7 +218,8 @@ class TuningState:
         self.history.append({"iteration": self.iteration, "values": {p.name: round(p.value, 3) for p in self.params}})
 
     def check_elo(self, last: int | None = None) -> stats.EloEstimate:
-        """Elo of the current values over the start values from the check pairs (the last ``last`` ones)."""
+        """Elo of the current values over the start values (against the opponent, when the run has one)
+        from the check pairs (the last ``last`` ones)."""
         return pair_points_elo(self.checks if last is None else self.checks[-last:])
 
     # -- files ---------------------------------------------------------------------
@@ -265,8 +277,13 @@ def new_state(settings: RunSettings, tunables: Sequence[Any], names: Sequence[st
 # Playing
 # ---------------------------------------------------------------------------
 
-PairPlayer = Callable[[dict[str, int], dict[str, int], int], tuple[tuple[float, float], int] | None]
-"""(values of engine A, values of engine B, pair number) -> (A's points in each game, forfeits), None: stopped."""
+PairPlayer = Callable[[dict[str, int], dict[str, int] | None, int], tuple[tuple[float, ...], int] | None]
+"""(values of engine A, values of engine B, pair number) -> (points, forfeits), None: stopped.
+
+Self-play: A's points in its two games against B.  Against an opponent: A's points in its
+two games against it, then B's in its two (a check pair passes B as None and gets A's two).
+"""
+OPPONENT = "opponent"  # the opponent's name in the games of a run that has one
 
 
 class _EnginePair:
@@ -277,6 +294,9 @@ class _EnginePair:
         # Only these engine processes see the tuning switch (so they list the tunables).
         env = {**settings.engine.get("env", {}), TUNING_SWITCH: "1"}
         engines = [EngineConfig(**{**settings.engine, "name": name, "env": env}) for name in ("A", "B")]
+        self.against = settings.opponent is not None
+        if settings.opponent is not None:
+            engines.append(EngineConfig(**{**settings.opponent, "name": OPPONENT}))
         config = MatchConfig(
             engines=engines, openings=settings.openings, nodes=settings.nodes,
             tc=TimeControl.parse(settings.tc) if settings.tc else None,
@@ -288,29 +308,38 @@ class _EnginePair:
         self.pgn_out = pgn_out
         self.lock = threading.Lock()
 
-    def play_pair(self, values_a: dict[str, int], values_b: dict[str, int], pair: int,
-                  pgn_lock: threading.Lock) -> tuple[tuple[float, float], int] | None:
-        """A's points in each game of the pair from opening ``pair``, and the forfeits; None when stopped."""
-        for name, values in (("A", values_a), ("B", values_b)):
+    def play_pair(self, values_a: dict[str, int], values_b: dict[str, int] | None, pair: int,
+                  pgn_lock: threading.Lock) -> tuple[tuple[float, ...], int] | None:
+        """The points of the pair's games from opening ``pair`` (as :data:`PairPlayer` says), and the
+        forfeits; None when stopped."""
+        tuned = [("A", values_a)] + ([("B", values_b)] if values_b is not None else [])
+        for name, values in tuned:
             try:
                 self.player.slots[name].get().configure(values)
             except Exception as exc:  # an engine that rejects an option cannot be tuned at all
                 raise MatchError(f"engine {name} rejected the tunables: {exc!r} (is {TUNING_SWITCH}=1 set?)") \
                     from exc
         opening = self.book.get(pair)
+        if self.against:   # each tuned engine against the opponent, both colours
+            seatings = [(name, white, black) for name, _ in tuned
+                        for white, black in ((name, OPPONENT), (OPPONENT, name))]
+        else:
+            seatings = [("A", "A", "B"), ("A", "B", "A")]
         faults = 0
         games: list[GameRecord] = []
-        for slot, (white, black) in enumerate((("A", "B"), ("B", "A"))):
+        points: list[float] = []
+        for slot, (scored, white, black) in enumerate(seatings):
             game = self.player.play_game(white, black, opening, 0, pair, slot)
             if game is None:
                 return None
             games.append(game)
+            points.append(game.score_for(scored))
             faults += game.fault is not None
         if self.pgn_out:
             with pgn_lock, open(self.pgn_out, "a", encoding="utf-8") as handle:
                 for game in games:
                     handle.write(game.pgn + "\n\n")
-        return (games[0].score_for("A"), games[1].score_for("A")), faults
+        return tuple(points), faults
 
     def close(self) -> None:
         self.player.close()
@@ -356,20 +385,22 @@ def run(state: TuningState, state_path: Path | None, concurrency: int = 1, max_p
             in_flight[0] += 1
             return job, is_check, k
 
-    def finish(is_check: bool, k: int, scores: tuple[float, float], faults: int) -> None:
-        points = scores[0] + scores[1]
+    def finish(is_check: bool, k: int, scores: tuple[float, ...], faults: int) -> None:
+        points = scores[0] + scores[1]   # A's two games (against B, or against the opponent)
+        # Against an opponent scores[2:] are B's two games against it; in self-play B has 2 - points.
+        other = scores[2] + scores[3] if len(scores) == 4 else 2.0 - points
         with lock:
             in_flight[0] -= 1
             pairs_this_session[0] += 1
             state.pairs += 1
-            state.games += 2
+            state.games += len(scores)
             state.faults += faults
             if is_check:
                 state.checks.append([state.iteration, points])
             else:
-                state.update(k, points - (2.0 - points))
+                state.update(k, points - other)
                 state.iteration += 1
-                for score in scores:
+                for score in scores[:2]:
                     state.plus_wdl[{1.0: 0, 0.5: 1, 0.0: 2}[score]] += 1
                 if state.iteration % state.settings.record_every == 0:
                     state.record()
@@ -386,8 +417,10 @@ def run(state: TuningState, state_path: Path | None, concurrency: int = 1, max_p
                 if taken is None:
                     return
                 job, is_check, k = taken
+                values_b: dict[str, int] | None
                 if is_check:
-                    values_a, values_b = state.current(), state.start_values()
+                    # Against an opponent, a check pair is the current values' two games against it.
+                    values_a, values_b = state.current(), (None if against else state.start_values())
                 else:
                     values_a, values_b = state.sides(k)
                 if play is not None:
@@ -407,6 +440,7 @@ def run(state: TuningState, state_path: Path | None, concurrency: int = 1, max_p
             if engines is not None:
                 engines.close()
 
+    against = state.settings.opponent is not None
     if not state.history:
         state.record()
     threads = []
@@ -439,8 +473,9 @@ def run(state: TuningState, state_path: Path | None, concurrency: int = 1, max_p
 def status_line(state: TuningState) -> str:
     """One line: iterations, games, the check pairs' Elo."""
     elo = state.check_elo()
+    measured = "against the opponent" if state.settings.opponent is not None else "over the start values"
     return (f"iteration {state.iteration}/{state.settings.iterations}, {state.games} games, "
-            f"{len(state.checks)} check pairs: {elo.format()} over the start values, {state.faults} forfeits")
+            f"{len(state.checks)} check pairs: {elo.format()} {measured}, {state.faults} forfeits")
 
 
 def report(state: TuningState) -> str:
@@ -491,7 +526,8 @@ def plot(state: TuningState, path: Path) -> None:
         xs = [c[0] for c in curve]
         finite = [(c[2] if math.isfinite(c[2]) else -100.0, c[3] if math.isfinite(c[3]) else 100.0) for c in curve]
         ax_elo.fill_between(xs, [f[0] for f in finite], [f[1] for f in finite], alpha=0.25, label="95%")
-        ax_elo.plot(xs, [c[1] for c in curve], label=f"Elo over the start, last {ELO_WINDOW} check pairs")
+        measured = "against the opponent" if state.settings.opponent is not None else "over the start"
+        ax_elo.plot(xs, [c[1] for c in curve], label=f"Elo {measured}, last {ELO_WINDOW} check pairs")
     ax_elo.axhline(0, color="grey", linewidth=0.5)
     ax_elo.set_xlabel("iteration")
     ax_elo.set_ylabel("Elo")
@@ -511,6 +547,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--engine", nargs="+", metavar="KEY=VALUE",
                         help="cmd=... [dir=...] [option.NAME=VALUE ...], as for engine.tools.match "
                              "(a new run; on resuming, the engine to use from now on)")
+    parser.add_argument("--opponent", nargs="+", metavar="KEY=VALUE",
+                        help="tune against this engine instead of by self-play: cmd=... [dir=...] [nodes=N] "
+                             "[option.NAME=VALUE ...] (a new run; on resuming, the opponent to use from now on)")
     parser.add_argument("--openings", help="EPD or PGN openings (new run)")
     parser.add_argument("--nodes", type=int, help="nodes per move (new run)")
     parser.add_argument("--tc", help="time control base+inc in seconds, instead of --nodes (new run)")
@@ -535,6 +574,8 @@ def engine_settings(engine: EngineConfig) -> dict[str, Any]:
                                 "workdir": engine.workdir}
     if engine.env:   # absent when empty, as in checkpoints written before engines had one
         settings["env"] = engine.env
+    if engine.nodes is not None:
+        settings["nodes"] = engine.nodes
     return settings
 
 
@@ -545,6 +586,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.engine:  # the same engine elsewhere, e.g. a checkout at another path on a new machine
             engine = parse_engine(args.engine)
             state.settings.engine = engine_settings(engine)
+        if args.opponent:
+            if state.settings.opponent is None:
+                print("this run tunes by self-play: it cannot take an --opponent", file=sys.stderr)
+                return 2
+            state.settings.opponent = engine_settings(parse_engine(args.opponent))
     else:
         if args.report:
             print(f"no checkpoint at {args.state}", file=sys.stderr)
@@ -555,7 +601,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         engine = parse_engine(args.engine)
         settings = RunSettings(engine=engine_settings(engine),
                                iterations=args.iterations, seed=args.seed, openings=args.openings,
-                               nodes=args.nodes, tc=args.tc, check_every=args.check_every, tb_path=args.tb)
+                               nodes=args.nodes, tc=args.tc, check_every=args.check_every, tb_path=args.tb,
+                               opponent=engine_settings(parse_engine(args.opponent)) if args.opponent else None)
         from engine.searcher import TUNABLES
 
         names = args.params.split(",") if args.params else None
