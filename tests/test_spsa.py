@@ -299,23 +299,31 @@ def test_against_an_opponent_the_tuner_plays_real_games_with_node_odds(tmp_path:
     assert TUNING_SWITCH not in os.environ
 
 
-def test_an_engines_own_node_limit_replaces_the_matchs() -> None:
-    """``nodes=N`` among an engine's keys: parsed, kept by the checkpoint and the match's
-    fingerprint only when given, and sent in place of the match's node limit."""
-    from engine.tools.match import GamePlayer, MatchConfig, match_fingerprint
-
-    odds = parse_engine(["cmd=python run_engine.py", "name=weak", "nodes=700"])
-    plain = parse_engine(["cmd=python run_engine.py", "name=main"])
-    assert odds.nodes == 700 and plain.nodes is None
-    assert spsa.engine_settings(odds)["nodes"] == 700 and "nodes" not in spsa.engine_settings(plain)
-    config = MatchConfig(engines=[odds, plain], nodes=5000, progress=False)
-    engines = match_fingerprint(config)["engines"]
-    assert engines[0]["nodes"] == 700 and "nodes" not in engines[1]
+def test_an_engines_own_limit_replaces_the_matchs() -> None:
+    """``nodes=N`` or ``depth=N`` among an engine's keys: parsed, kept by the checkpoint and the
+    match's fingerprint only when given, and sent in place of a fixed-work match's limit (and
+    never in a timed match, where the clock is the limit)."""
     import threading
 
+    from engine.tools.match import GamePlayer, MatchConfig, TimeControl, match_fingerprint
+
+    odds = parse_engine(["cmd=python run_engine.py", "name=weak", "nodes=700"])
+    shallow = parse_engine(["cmd=python run_engine.py", "name=shallow", "depth=9"])
+    plain = parse_engine(["cmd=python run_engine.py", "name=main"])
+    assert (odds.nodes, odds.depth, shallow.nodes, shallow.depth, plain.nodes, plain.depth) == \
+        (700, None, None, 9, None, None)
+    assert spsa.engine_settings(odds)["nodes"] == 700 and spsa.engine_settings(shallow)["depth"] == 9
+    assert not {"nodes", "depth"} & set(spsa.engine_settings(plain))
+    config = MatchConfig(engines=[odds, shallow, plain], nodes=5000, progress=False)
+    engines = match_fingerprint(config)["engines"]
+    assert engines[0]["nodes"] == 700 and engines[1]["depth"] == 9 and not {"nodes", "depth"} & set(engines[2])
     player = GamePlayer(config, threading.Event())
-    clocks = {chess.WHITE: 0.0, chess.BLACK: 0.0}
-    assert player._limit(clocks, 0, None, odds.nodes).nodes == 700
-    assert player._limit(clocks, 0, None, plain.nodes).nodes == 5000
+    clocks = {chess.WHITE: 10.0, chess.BLACK: 10.0}
+    limits = [player._limit(clocks, 0, None, engine) for engine in (odds, shallow, plain)]
+    assert [(limit.nodes, limit.depth) for limit in limits] == [(700, None), (None, 9), (5000, None)]
+    timed = GamePlayer(MatchConfig(engines=[odds, plain], tc=TimeControl.parse("10+0.1"), progress=False),
+                       threading.Event())
+    limit = timed._limit(clocks, 0, None, odds)
+    assert limit.nodes is None and limit.white_clock == 10.0
     with pytest.raises(ValueError, match="unknown key"):
-        parse_engine(["cmd=python run_engine.py", "depth=3"])
+        parse_engine(["cmd=python run_engine.py", "movetime=3"])

@@ -69,7 +69,10 @@ class EngineConfig:
     env: dict[str, str] = field(default_factory=dict)
     """Environment variables set for the engine process only, on top of this process's."""
     nodes: int | None = None
-    """Nodes per move for this engine alone, in place of the match's node limit (node odds)."""
+    """Nodes per move for this engine alone, in place of a fixed-work match's limit (node odds)."""
+    depth: int | None = None
+    """Depth per move for this engine alone, in place of a fixed-work match's limit (for an
+    engine that does not obey ``go nodes``, as Ethereal 12 does not)."""
 
     def __post_init__(self) -> None:
         if not self.cmd:

@@ -252,21 +252,22 @@ def parse_key_values(tokens: Sequence[str], what: str) -> dict[str, str]:
 
 
 def parse_engine(tokens: Sequence[str]) -> EngineConfig:
-    """An :class:`EngineConfig` from ``cmd=... name=... proto=uci|xboard dir=... nodes=N option.NAME=VALUE
-    env.NAME=VALUE`` tokens (``env.``: an environment variable for that engine's process alone;
-    ``nodes``: that engine's nodes per move when the match plays at fixed nodes)."""
+    """An :class:`EngineConfig` from ``cmd=... name=... proto=uci|xboard dir=... nodes=N depth=N
+    option.NAME=VALUE env.NAME=VALUE`` tokens (``env.``: an environment variable for that engine's
+    process alone; ``nodes``, ``depth``: that engine's own limit per move in a fixed-work match)."""
     pairs = parse_key_values(tokens, "--engine")
     options = {k[len("option."):]: v for k, v in pairs.items() if k.startswith("option.")}
     env = {k[len("env."):]: v for k, v in pairs.items() if k.startswith("env.")}
     unknown = [k for k in pairs
-               if not k.startswith(("option.", "env.")) and k not in ("cmd", "name", "proto", "dir", "nodes")]
+               if not k.startswith(("option.", "env.")) and k not in ("cmd", "name", "proto", "dir", "nodes", "depth")]
     if unknown:
         raise ValueError(f"--engine: unknown key(s) {', '.join(unknown)}")
     if "cmd" not in pairs:
         raise ValueError("--engine needs cmd=COMMAND")
     return EngineConfig(cmd=shlex.split(pairs["cmd"]), name=pairs.get("name", ""),
                         proto=pairs.get("proto", "uci"), options=options, workdir=pairs.get("dir"), env=env,
-                        nodes=int(pairs["nodes"]) if "nodes" in pairs else None)
+                        nodes=int(pairs["nodes"]) if "nodes" in pairs else None,
+                        depth=int(pairs["depth"]) if "depth" in pairs else None)
 
 
 def _parse_bool(text: str) -> bool:
@@ -534,7 +535,7 @@ def match_fingerprint(config: MatchConfig) -> dict[str, Any]:
     return {
         "engines": [{"name": e.name, "proto": e.proto, "options": dict(e.options),
                      **({"env": dict(e.env)} if e.env else {}),   # absent when empty: older states resume
-                     **({"nodes": e.nodes} if e.nodes is not None else {})}
+                     **{key: value for key, value in (("nodes", e.nodes), ("depth", e.depth)) if value is not None}}
                     for e in config.engines],
         "openings": Path(config.openings).name if config.openings else None,
         "opening_order": config.opening_order, "opening_plies": config.opening_plies,
@@ -637,6 +638,11 @@ def _syzygy_max_pieces(path: str) -> int:
     return largest
 
 
+def _own_limit(engine: EngineConfig) -> bool:
+    """Whether the engine has a fixed-work limit of its own (``nodes=`` or ``depth=``)."""
+    return engine.nodes is not None or engine.depth is not None
+
+
 class GamePlayer:
     """Plays games for one worker thread: owns that worker's engine processes and tablebase handle."""
 
@@ -661,12 +667,16 @@ class GamePlayer:
             self.tablebase.close()
 
     def _limit(self, clocks: dict[bool, float], moves_made: int, game_key: object,
-               engine_nodes: int | None = None) -> chess.engine.Limit:
-        """The search limit for the next move, by a side that has made ``moves_made`` moves
-        (``engine_nodes``: that engine's own node limit, which replaces the match's)."""
+               engine: EngineConfig | None = None) -> chess.engine.Limit:
+        """The search limit for the next move, by a side (``engine``) that has made ``moves_made`` moves.
+
+        In a fixed-work match (``nodes`` or ``depth``) an engine's own ``nodes`` or ``depth``
+        replaces the match's: node or depth odds."""
         cfg = self.config
-        nodes = engine_nodes if engine_nodes is not None and cfg.nodes is not None else cfg.nodes
-        limit = chess.engine.Limit(nodes=nodes, depth=cfg.depth, time=cfg.movetime)
+        nodes, depth = cfg.nodes, cfg.depth
+        if engine is not None and _own_limit(engine) and (nodes is not None or depth is not None):
+            nodes, depth = engine.nodes, engine.depth
+        limit = chess.engine.Limit(nodes=nodes, depth=depth, time=cfg.movetime)
         if cfg.tc is not None:
             limit.white_clock = max(clocks[chess.WHITE], 0.001)
             limit.black_clock = max(clocks[chess.BLACK], 0.001)
@@ -729,7 +739,7 @@ class GamePlayer:
                 break
             side = board.turn
             seat = self.slots[names[side]]
-            attempt = play_move(seat, board, self._limit(clocks, moves_made[side], game_key, seat.config.nodes),
+            attempt = play_move(seat, board, self._limit(clocks, moves_made[side], game_key, seat.config),
                                 self._deadline(clocks[side]), game_key)
             play, elapsed = attempt.play, attempt.elapsed
 
@@ -846,9 +856,11 @@ class GamePlayer:
         game.headers["TimeControl"] = str(cfg.tc) if cfg.tc is not None else "-"
         limits = [f"{k}={v}" for k, v in (("nodes", cfg.nodes), ("depth", cfg.depth),
                                           ("movetime", cfg.movetime)) if v is not None]
-        if cfg.nodes is not None:  # node odds: an engine with its own node limit
-            limits += [f"nodes.{name}={self.slots[name].config.nodes}" for name in dict.fromkeys(names.values())
-                       if self.slots[name].config.nodes is not None]
+        if cfg.nodes is not None or cfg.depth is not None:  # odds: an engine with its own limit
+            for name in dict.fromkeys(names.values()):
+                own = self.slots[name].config
+                limits += [f"{key}.{name}={value}" for key, value in (("nodes", own.nodes), ("depth", own.depth))
+                           if value is not None]
         if limits:
             game.headers["Limit"] = " ".join(limits)
         game.headers["OpeningFEN"] = start_fen

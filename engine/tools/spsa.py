@@ -30,7 +30,8 @@ engine at ``theta - c_k delta`` each play it with both colours against the oppon
 and ``R`` = the first one's points minus the second one's (-2 to +2, as above).  A check
 pair is then the current values against the opponent with both colours, so the check
 Elo is the current values' Elo against the opponent.  The opponent may search its own
-number of nodes (``nodes=N`` among its keys), so that it can be matched in strength.
+number of nodes or plies (``nodes=N`` or ``depth=N`` among its keys; Ethereal 12 does not
+obey ``go nodes``), so that it can be matched in strength.
 
 Workers (``--concurrency``) each own two engine processes, reused from game to game,
 and take iterations from a shared counter; each finished pair updates the values at
@@ -548,7 +549,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="cmd=... [dir=...] [option.NAME=VALUE ...], as for engine.tools.match "
                              "(a new run; on resuming, the engine to use from now on)")
     parser.add_argument("--opponent", nargs="+", metavar="KEY=VALUE",
-                        help="tune against this engine instead of by self-play: cmd=... [dir=...] [nodes=N] "
+                        help="tune against this engine instead of by self-play: cmd=... [dir=...] [nodes=N | depth=N] "
                              "[option.NAME=VALUE ...] (a new run; on resuming, the opponent to use from now on)")
     parser.add_argument("--openings", help="EPD or PGN openings (new run)")
     parser.add_argument("--nodes", type=int, help="nodes per move (new run)")
@@ -574,8 +575,9 @@ def engine_settings(engine: EngineConfig) -> dict[str, Any]:
                                 "workdir": engine.workdir}
     if engine.env:   # absent when empty, as in checkpoints written before engines had one
         settings["env"] = engine.env
-    if engine.nodes is not None:
-        settings["nodes"] = engine.nodes
+    for key in ("nodes", "depth"):   # an engine's own limit, when it has one
+        if getattr(engine, key) is not None:
+            settings[key] = getattr(engine, key)
     return settings
 
 
