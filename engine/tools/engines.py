@@ -74,6 +74,10 @@ class EngineConfig:
     """Depth per move for this engine alone, in place of a fixed-work match's limit (for an
     engine that does not obey ``go nodes``, as Ethereal 12 does not)."""
 
+    def own_limits(self) -> dict[str, int]:
+        """This engine's own ``nodes`` and ``depth``, those that are set."""
+        return {key: value for key, value in (("nodes", self.nodes), ("depth", self.depth)) if value is not None}
+
     def __post_init__(self) -> None:
         if not self.cmd:
             raise ValueError("engine command is empty")

@@ -535,7 +535,7 @@ def match_fingerprint(config: MatchConfig) -> dict[str, Any]:
     return {
         "engines": [{"name": e.name, "proto": e.proto, "options": dict(e.options),
                      **({"env": dict(e.env)} if e.env else {}),   # absent when empty: older states resume
-                     **{key: value for key, value in (("nodes", e.nodes), ("depth", e.depth)) if value is not None}}
+                     **e.own_limits()}
                     for e in config.engines],
         "openings": Path(config.openings).name if config.openings else None,
         "opening_order": config.opening_order, "opening_plies": config.opening_plies,
@@ -638,11 +638,6 @@ def _syzygy_max_pieces(path: str) -> int:
     return largest
 
 
-def _own_limit(engine: EngineConfig) -> bool:
-    """Whether the engine has a fixed-work limit of its own (``nodes=`` or ``depth=``)."""
-    return engine.nodes is not None or engine.depth is not None
-
-
 class GamePlayer:
     """Plays games for one worker thread: owns that worker's engine processes and tablebase handle."""
 
@@ -674,7 +669,7 @@ class GamePlayer:
         replaces the match's: node or depth odds."""
         cfg = self.config
         nodes, depth = cfg.nodes, cfg.depth
-        if engine is not None and _own_limit(engine) and (nodes is not None or depth is not None):
+        if engine is not None and engine.own_limits() and (nodes is not None or depth is not None):
             nodes, depth = engine.nodes, engine.depth
         limit = chess.engine.Limit(nodes=nodes, depth=depth, time=cfg.movetime)
         if cfg.tc is not None:
@@ -858,9 +853,7 @@ class GamePlayer:
                                           ("movetime", cfg.movetime)) if v is not None]
         if cfg.nodes is not None or cfg.depth is not None:  # odds: an engine with its own limit
             for name in dict.fromkeys(names.values()):
-                own = self.slots[name].config
-                limits += [f"{key}.{name}={value}" for key, value in (("nodes", own.nodes), ("depth", own.depth))
-                           if value is not None]
+                limits += [f"{key}.{name}={value}" for key, value in self.slots[name].config.own_limits().items()]
         if limits:
             game.headers["Limit"] = " ".join(limits)
         game.headers["OpeningFEN"] = start_fen

@@ -33,11 +33,12 @@ Elo is the current values' Elo against the opponent.  The opponent may search it
 number of nodes or plies (``nodes=N`` or ``depth=N`` among its keys; Ethereal 12 does not
 obey ``go nodes``), so that it can be matched in strength.
 
-Workers (``--concurrency``) each own two engine processes, reused from game to game,
-and take iterations from a shared counter; each finished pair updates the values at
-once (asynchronous SPSA, as OpenBench's workers do).  The perturbation of iteration
-``k`` is drawn from a generator seeded by the run's seed and ``k``, and its opening is
-the book's ``k``-th pair, so the run needs no random state beyond its checkpoint.
+Workers (``--concurrency``) each own two engine processes (three with an opponent),
+reused from game to game, and take iterations from a shared counter; each finished pair
+updates the values at once (asynchronous SPSA, as OpenBench's workers do).  The
+perturbation of iteration ``k`` is drawn from a generator seeded by the run's seed and
+``k``, and its opening is the book's ``k``-th pair, so the run needs no random state
+beyond its checkpoint.
 
 The checkpoint is a small JSON file, rewritten after every pair (``--state``): the
 run's settings, the current values, the counts, the values every ``record_every``
@@ -288,7 +289,7 @@ OPPONENT = "opponent"  # the opponent's name in the games of a run that has one
 
 
 class _EnginePair:
-    """One worker's two engine processes and the games it plays with them."""
+    """One worker's engine processes (the two tuned ones, and the opponent if any) and the games it plays."""
 
     def __init__(self, settings: RunSettings, book: OpeningBook, stop: threading.Event,
                  pgn_out: str | None) -> None:
@@ -359,6 +360,7 @@ def run(state: TuningState, state_path: Path | None, concurrency: int = 1, max_p
     stop = threading.Event()
     errors: list[BaseException] = []
     book = OpeningBook(state.settings.openings, "random", state.settings.seed)
+    against = state.settings.opponent is not None
     # Jobs are numbered from the pairs already played; job j is a check pair when
     # (j + 1) % check_every == 0.  The numbers of jobs in flight when a run stops are used again.
     next_job = [state.pairs]
@@ -388,8 +390,6 @@ def run(state: TuningState, state_path: Path | None, concurrency: int = 1, max_p
 
     def finish(is_check: bool, k: int, scores: tuple[float, ...], faults: int) -> None:
         points = scores[0] + scores[1]   # A's two games (against B, or against the opponent)
-        # Against an opponent scores[2:] are B's two games against it; in self-play B has 2 - points.
-        other = scores[2] + scores[3] if len(scores) == 4 else 2.0 - points
         with lock:
             in_flight[0] -= 1
             pairs_this_session[0] += 1
@@ -399,6 +399,8 @@ def run(state: TuningState, state_path: Path | None, concurrency: int = 1, max_p
             if is_check:
                 state.checks.append([state.iteration, points])
             else:
+                # Against an opponent scores[2:] are B's two games against it; in self-play B has 2 - points.
+                other = scores[2] + scores[3] if against else 2.0 - points
                 state.update(k, points - other)
                 state.iteration += 1
                 for score in scores[:2]:
@@ -441,7 +443,6 @@ def run(state: TuningState, state_path: Path | None, concurrency: int = 1, max_p
             if engines is not None:
                 engines.close()
 
-    against = state.settings.opponent is not None
     if not state.history:
         state.record()
     threads = []
@@ -560,7 +561,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--r-end", type=float, default=R_END, help="learning rate at the end (new run)")
     parser.add_argument("--check-every", type=int, default=CHECK_EVERY, help="one check pair in this many")
     parser.add_argument("--tb", help="Syzygy folder for adjudication (new run)")
-    parser.add_argument("--concurrency", type=int, default=1, help="workers, two engines each")
+    parser.add_argument("--concurrency", type=int, default=1, help="workers, two engines each (three with an opponent)")
     parser.add_argument("--max-pairs", type=int, help="stop after this many pairs this session")
     parser.add_argument("--minutes", type=float, help="stop after this many minutes this session")
     parser.add_argument("--pgn", help="append the games to this PGN file")
@@ -575,9 +576,7 @@ def engine_settings(engine: EngineConfig) -> dict[str, Any]:
                                 "workdir": engine.workdir}
     if engine.env:   # absent when empty, as in checkpoints written before engines had one
         settings["env"] = engine.env
-    for key in ("nodes", "depth"):   # an engine's own limit, when it has one
-        if getattr(engine, key) is not None:
-            settings[key] = getattr(engine, key)
+    settings.update(engine.own_limits())   # an engine's own limit, when it has one
     return settings
 
 
