@@ -91,6 +91,9 @@ A_SHARE = 0.1          # the stability constant A as a share of the planned iter
 R_END = 0.002          # learning rate at the end of the run (OpenBench's default)
 CHECK_EVERY = 8        # every this many pairs, one check pair: current values against the start
 RECORD_EVERY = 10      # keep the values every this many iterations (the plot's paths)
+HANG_TIMEOUT = 30.0    # seconds before a silent engine is killed in fixed-work games: a move takes well
+                       # under 1 s, and Ethereal 12 hangs about once in 650 fast depth-limited games
+                       # (session 77), each hang holding a worker this long
 ELO_WINDOW = 100       # the plot's running Elo: over the last this many check pairs
 STATE_VERSION = 1
 TUNING_SWITCH = "NUMBAT_TUNE"  # engine.uci.TUNING_SWITCH (a test checks), set for the engines we start
@@ -304,7 +307,7 @@ class _EnginePair:
             tc=TimeControl.parse(settings.tc) if settings.tc else None,
             draw=DrawAdjudication(movenumber=40, movecount=8, score=10),
             resign=ResignAdjudication(movecount=3, score=600, twosided=True),
-            tb_path=settings.tb_path, progress=False, hang_timeout=120.0)
+            tb_path=settings.tb_path, progress=False, hang_timeout=HANG_TIMEOUT)
         self.player = GamePlayer(config, stop)
         self.book = book
         self.pgn_out = pgn_out
