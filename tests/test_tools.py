@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import chess
@@ -22,7 +23,16 @@ import numpy as np
 import pytest
 
 from engine.tools.engines import EngineConfig, EngineProcess, MatchError, play_move
-from engine.tools.match import MatchConfig, MatchState, SprtConfig, TimeControl, parse_engine, run_match
+from engine.tools.match import (
+    GamePlayer,
+    MatchConfig,
+    MatchState,
+    Opening,
+    SprtConfig,
+    TimeControl,
+    parse_engine,
+    run_match,
+)
 from engine.tools.pgn_stats import main as pgn_stats_main
 from engine.tools.pgn_stats import move_times, read_games, tally
 from engine.tools.progress import ProgressBar
@@ -36,7 +46,9 @@ VALID_RESULTS = {"1-0", "0-1", "1/2-1/2"}
 
 # A scripted UCI engine: plays seeded random legal moves; with the argument
 # "illegal" it answers its third search of each process with an illegal move,
-# with "crash" it exits at its third search, with "hang" it never answers it.
+# with "crash" it exits at its third search, with "hang" it never answers it;
+# "log:PATH" appends each search's go command to PATH, "starts:PATH" each start
+# and setoption.
 SCRIPTED_ENGINE = '''
 import random
 import sys
@@ -51,8 +63,12 @@ for line in sys.stdin:
     tokens = line.split()
     if not tokens:
         continue
+    if mode.startswith("starts:") and tokens[0] in ("uci", "setoption"):
+        with open(mode[7:], "a") as log:
+            print("start" if tokens[0] == "uci" else line.strip(), file=log)
     if tokens[0] == "uci":
         print("id name scripted", flush=True)
+        print("option name Tuned type spin default 0 min 0 max 10", flush=True)
         print("uciok", flush=True)
     elif tokens[0] == "isready":
         print("readyok", flush=True)
@@ -616,3 +632,23 @@ def test_datagen_relabels_a_fens_file_keeping_results_and_chess960_castling(tmp_
     assert sorted((fen, result) for fen, _, result in lines) == sorted(
         [(chess.STARTING_FEN, "1.0"), (chess960_start, "0.0")])
     assert all(abs(int(score)) < 200 for _, score, _ in lines)  # fresh scores from the engine, not the file's
+
+
+def test_restart_on_plays_each_game_in_a_fresh_process_that_keeps_the_run_options(tmp_path: Path) -> None:
+    """``restart=on`` (cutechess-cli's key) starts the engine anew for every game, for engines that
+    leak over a long run as Ethereal 12 does; options the caller set for the run (the SPSA's
+    values) reach every new process.  An engine without it keeps one process."""
+    fresh_log, kept_log = tmp_path / "fresh.txt", tmp_path / "kept.txt"
+    fresh = _scripted(tmp_path, f"starts:{fresh_log}", "fresh")
+    fresh.restart = True
+    kept = _scripted(tmp_path, f"starts:{kept_log}", "kept")
+    assert parse_engine(["cmd=x", "restart=on"]).restart and not parse_engine(["cmd=x"]).restart
+    player = GamePlayer(MatchConfig(engines=[fresh, kept], maxmoves=6, progress=False), threading.Event())
+    player.slots["fresh"].set_options({"Tuned": 5})
+    player.slots["kept"].set_options({"Tuned": 3})
+    for slot in range(3):
+        game = player.play_game("fresh", "kept", Opening(), 0, 0, slot)
+        assert game is not None and game.fault is None and game.plies == 12   # maxmoves counts moves
+    player.close()
+    assert fresh_log.read_text().splitlines() == ["start", "setoption name Tuned value 5"] * 3
+    assert kept_log.read_text().splitlines() == ["start", "setoption name Tuned value 3"]

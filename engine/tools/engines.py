@@ -73,6 +73,10 @@ class EngineConfig:
     depth: int | None = None
     """Depth per move for this engine alone, in place of a fixed-work match's limit (for an
     engine that does not obey ``go nodes``, as Ethereal 12 does not)."""
+    restart: bool = False
+    """Start a fresh process for every game (cutechess-cli's ``restart=on``), for an engine that
+    leaks over a long run: Ethereal 12 keeps every search thread's stack mapped, and after about
+    32,000 moves its process reaches the kernel's map limit and stops answering ``go``."""
 
     def own_limits(self) -> dict[str, int]:
         """This engine's own ``nodes`` and ``depth``, those that are set."""
@@ -100,12 +104,18 @@ class EngineProcess:
         self.start_timeout = start_timeout
         self.engine: chess.engine.SimpleEngine | None = None
         self.killed = threading.Event()
+        self.fresh = False
+        """Whether the process has played no game yet (``restart=on`` does not restart such a one)."""
+        self.run_options: dict[str, str | int] = {}
+        """Options set by the caller on top of the configured ones (the SPSA's values), sent again to
+        every process started after them, so that a restart keeps them."""
 
     def get(self) -> chess.engine.SimpleEngine:
         """The running engine, starting (and configuring) it first if needed."""
         if self.engine is None:
             self.engine = self._start()
             self.killed.clear()
+            self.fresh = True
         return self.engine
 
     def _start(self) -> chess.engine.SimpleEngine:
@@ -122,11 +132,18 @@ class EngineProcess:
         try:
             if cfg.options:
                 engine.configure(cfg.options)
+            if self.run_options:
+                engine.configure(self.run_options)
             engine.ping()
         except (chess.engine.EngineError, chess.engine.EngineTerminatedError, TimeoutError) as exc:
             engine.close()
             raise MatchError(f"engine {cfg.name}: start-up failed: {exc!r}") from exc
         return engine
+
+    def set_options(self, options: dict[str, str | int]) -> None:
+        """Set ``options`` now (starting the engine if needed) and in every process started later."""
+        self.run_options = dict(options)
+        self.get().configure(options)
 
     def kill(self) -> None:
         """Kill the process now (safe from any thread); the next :meth:`get` starts a fresh one."""

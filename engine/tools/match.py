@@ -253,13 +253,14 @@ def parse_key_values(tokens: Sequence[str], what: str) -> dict[str, str]:
 
 def parse_engine(tokens: Sequence[str]) -> EngineConfig:
     """An :class:`EngineConfig` from ``cmd=... name=... proto=uci|xboard dir=... nodes=N depth=N
-    option.NAME=VALUE env.NAME=VALUE`` tokens (``env.``: an environment variable for that engine's
-    process alone; ``nodes``, ``depth``: that engine's own limit per move in a fixed-work match)."""
+    restart=on|off option.NAME=VALUE env.NAME=VALUE`` tokens (``env.``: an environment variable for
+    that engine's process alone; ``nodes``, ``depth``: that engine's own limit per move in a fixed-work
+    match; ``restart=on``: a fresh process for every game)."""
     pairs = parse_key_values(tokens, "--engine")
     options = {k[len("option."):]: v for k, v in pairs.items() if k.startswith("option.")}
     env = {k[len("env."):]: v for k, v in pairs.items() if k.startswith("env.")}
-    unknown = [k for k in pairs
-               if not k.startswith(("option.", "env.")) and k not in ("cmd", "name", "proto", "dir", "nodes", "depth")]
+    known = ("cmd", "name", "proto", "dir", "nodes", "depth", "restart")
+    unknown = [k for k in pairs if not k.startswith(("option.", "env.")) and k not in known]
     if unknown:
         raise ValueError(f"--engine: unknown key(s) {', '.join(unknown)}")
     if "cmd" not in pairs:
@@ -267,7 +268,8 @@ def parse_engine(tokens: Sequence[str]) -> EngineConfig:
     return EngineConfig(cmd=shlex.split(pairs["cmd"]), name=pairs.get("name", ""),
                         proto=pairs.get("proto", "uci"), options=options, workdir=pairs.get("dir"), env=env,
                         nodes=int(pairs["nodes"]) if "nodes" in pairs else None,
-                        depth=int(pairs["depth"]) if "depth" in pairs else None)
+                        depth=int(pairs["depth"]) if "depth" in pairs else None,
+                        restart=_parse_bool(pairs.get("restart", "off")))
 
 
 def _parse_bool(text: str) -> bool:
@@ -722,8 +724,12 @@ class GamePlayer:
         faulty: str | None = None
         detail = ""  # extra words for the final PGN comment, e.g. the illegal move sent
 
-        for colour in chess.COLORS:
-            self.slots[names[colour]].get()
+        for name in dict.fromkeys((white, black)):
+            process = self.slots[name]
+            if process.config.restart and not process.fresh:
+                process.quit()   # restart=on: a fresh process for every game
+            process.get()
+            process.fresh = False
 
         while True:
             if self.stop.is_set():

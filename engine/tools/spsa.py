@@ -92,8 +92,8 @@ R_END = 0.002          # learning rate at the end of the run (OpenBench's defaul
 CHECK_EVERY = 8        # every this many pairs, one check pair: current values against the start
 RECORD_EVERY = 10      # keep the values every this many iterations (the plot's paths)
 HANG_TIMEOUT = 30.0    # seconds before a silent engine is killed in fixed-work games: a move takes well
-                       # under 1 s, and Ethereal 12 hangs about once in 650 fast depth-limited games
-                       # (session 77), each hang holding a worker this long
+                       # under 1 s here, and a hung engine holds its worker this long (Ethereal 12 without
+                       # restart=on hung every 20 minutes in session 77)
 ELO_WINDOW = 100       # the plot's running Elo: over the last this many check pairs
 STATE_VERSION = 1
 TUNING_SWITCH = "NUMBAT_TUNE"  # engine.uci.TUNING_SWITCH (a test checks), set for the engines we start
@@ -320,7 +320,7 @@ class _EnginePair:
         tuned = [("A", values_a)] + ([("B", values_b)] if values_b is not None else [])
         for name, values in tuned:
             try:
-                self.player.slots[name].get().configure(values)
+                self.player.slots[name].set_options(dict(values))
             except Exception as exc:  # an engine that rejects an option cannot be tuned at all
                 raise MatchError(f"engine {name} rejected the tunables: {exc!r} (is {TUNING_SWITCH}=1 set?)") \
                     from exc
@@ -580,6 +580,8 @@ def engine_settings(engine: EngineConfig) -> dict[str, Any]:
     if engine.env:   # absent when empty, as in checkpoints written before engines had one
         settings["env"] = engine.env
     settings.update(engine.own_limits())   # an engine's own limit, when it has one
+    if engine.restart:   # absent when off, as in checkpoints written before engines had it
+        settings["restart"] = True
     return settings
 
 
