@@ -140,6 +140,13 @@ class EngineProcess:
             raise MatchError(f"engine {cfg.name}: start-up failed: {exc!r}") from exc
         return engine
 
+    def begin_game(self) -> None:
+        """Make ready for a new game: with ``restart=on`` a process that has played a game is replaced."""
+        if self.config.restart and not self.fresh:
+            self.quit()
+        self.get()
+        self.fresh = False
+
     def set_options(self, options: dict[str, str | int]) -> None:
         """Set ``options`` now (starting the engine if needed) and in every process started later."""
         self.run_options = dict(options)

@@ -725,11 +725,7 @@ class GamePlayer:
         detail = ""  # extra words for the final PGN comment, e.g. the illegal move sent
 
         for name in dict.fromkeys((white, black)):
-            process = self.slots[name]
-            if process.config.restart and not process.fresh:
-                process.quit()   # restart=on: a fresh process for every game
-            process.get()
-            process.fresh = False
+            self.slots[name].begin_game()
 
         while True:
             if self.stop.is_set():
