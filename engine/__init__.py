@@ -5,6 +5,6 @@ module that needs them (``engine.board``, ``engine.perft``, ...) is imported, so
 UCI front end can answer ``uci`` before any compilation or cache loading happens.
 """
 
-__version__ = "0.1.0"
+__version__ = "1.0.0"  # the one place the version is declared (pyproject.toml reads it)
 ENGINE_NAME = "Numbat"
 ENGINE_AUTHOR = "the Numbat developers"

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import itertools
 import random
+import site
 import sys
 from pathlib import Path
 
@@ -28,10 +29,12 @@ BOOK_NAME = "numbat.bin"
 
 def default_book_path() -> Path | None:
     """The shipped book: ``books/`` beside the package (source or editable install), else
-    ``<prefix>/share/numbat/books`` (where a wheel install puts it)."""
+    ``<prefix>/share/numbat/books`` (where a wheel install puts it: the environment's
+    prefix, or the user's base for ``pip install --user``)."""
     candidates = [
         Path(__file__).resolve().parent.parent / "books" / BOOK_NAME,
         Path(sys.prefix) / "share" / "numbat" / "books" / BOOK_NAME,
+        Path(site.getuserbase()) / "share" / "numbat" / "books" / BOOK_NAME,
     ]
     for path in candidates:
         if path.is_file():

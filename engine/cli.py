@@ -1,6 +1,6 @@
 """Command line: ``numbat`` (or ``python run_engine.py``) with no argument speaks UCI.
 
-Sub-commands for testers, as Stockfish has them:
+Sub-commands for testers, as Stockfish has them (and ``numbat --version``):
 
     numbat perft DEPTH [FEN]    divide and total, Stockfish's ``go perft`` format
     numbat warmup [--jobs N]    compile every kernel into the disk cache (in parallel when cold)
@@ -68,7 +68,10 @@ def main(argv: list[str] | None = None) -> int:
         from engine.uci import main as uci_main
 
         return uci_main()
+    from engine import ENGINE_NAME, __version__
+
     parser = argparse.ArgumentParser(prog="numbat", description="Numbat chess engine (UCI when run without arguments)")
+    parser.add_argument("--version", action="version", version=f"{ENGINE_NAME} {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     perft = sub.add_parser("perft", help="count leaf nodes (divide) to DEPTH")
     perft.add_argument("depth", type=int)

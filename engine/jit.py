@@ -1,69 +1,68 @@
-"""The one place numba is configured: the cache key and the kernel decorators.
+"""The one place numba is configured: its cache, the CPU it compiles for, the kernel decorators.
 
-Numba's on-disk cache keys every compiled function by its own file only, so an edit
-in another module would leave stale machine code behind.  We therefore key the
-whole cache directory by a hash of every engine source file: any edit anywhere
-gives a fresh directory, and an unchanged install always finds its warm cache.
-
-The directory is ``$NUMBAT_CACHE_DIR`` if set, else ``$XDG_CACHE_HOME/numbat``
-(default ``~/.cache/numbat``), with a ``numba-<hash>`` subfolder.
-
-Importing this module sets numba's cache directory, imports numba and installs the
-patches to numba's internals (``engine.numba_patches``: a faster start and compile, the
-same machine code; off with ``NUMBAT_NUMBA_PATCHES=0``).  The LLVM intrinsics the
-kernels use (popcount, bit scans, prefetch) are in ``engine.intrinsics``.
+Where the compiled kernels live, which CPU they are compiled for and how a wheel's
+kernels reach the cache is ``engine.kernelcache``'s (it imports no numba, so the UCI
+front end can ask it before anything loads).  Importing this module points numba at
+that cache and CPU, imports numba, files the engine's kernels in the cache by their
+place in the package (``PackageCacheLocator``) and installs the patches to numba's
+internals (``engine.numba_patches``: a faster start and compile, the same machine code;
+off with ``NUMBAT_NUMBA_PATCHES=0``).  The LLVM intrinsics the kernels use (popcount,
+bit scans, prefetch) are in ``engine.intrinsics``.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 from types import SimpleNamespace
 
-PACKAGE_DIR = Path(__file__).resolve().parent
+from engine.kernelcache import (  # noqa: F401  (re-exported: the cache's names as the rest of the engine knows them)
+    CACHE_DIR,
+    KERNEL_CPU,
+    PACKAGE_DIR,
+    PORTABLE_CPU,
+    PYTHON_ONLY_MODULES,
+    install_shipped_kernels,
+    kernels_compiled,
+    source_hash,
+)
 
-
-# Pure-Python modules: they define no kernel and no constant a kernel reads, so editing
-# them must not throw away minutes of compiled code.  Every other module of the package
-# (this one, ``intrinsics``, ``numba_patches`` and the kernel modules) is in the hash.
-# (tests/test_cache.py checks that these define nothing numba compiles and that no
-# hashed module imports from them.)
-PYTHON_ONLY_MODULES = frozenset({
-    "__init__.py", "__main__.py", "bench.py", "board.py", "book.py", "cli.py", "fen.py", "searcher.py",
-    "strength.py", "tablebase.py", "timeman.py", "uci.py", "warmup.py",
-})
-
-
-def source_hash() -> str:
-    """Short hash of every kernel-bearing ``.py`` file of the package (tools excluded)."""
-    digest = hashlib.sha256()
-    for path in sorted(PACKAGE_DIR.rglob("*.py")):
-        rel = path.relative_to(PACKAGE_DIR)
-        if rel.parts[0] == "tools" or (len(rel.parts) == 1 and rel.name in PYTHON_ONLY_MODULES):
-            continue
-        digest.update(str(rel).encode())
-        digest.update(path.read_bytes())
-    return digest.hexdigest()[:16]
-
-
-def cache_root() -> Path:
-    """Folder under which the hash-keyed numba cache directories live."""
-    explicit = os.environ.get("NUMBAT_CACHE_DIR")
-    if explicit:
-        return Path(explicit)
-    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(xdg) / "numbat"
-
-
-CACHE_DIR = cache_root() / f"numba-{source_hash()}"
+install_shipped_kernels()
 os.environ["NUMBA_CACHE_DIR"] = str(CACHE_DIR)
+if KERNEL_CPU != "native":
+    os.environ["NUMBA_CPU_NAME"] = KERNEL_CPU
+    os.environ["NUMBA_CPU_FEATURES"] = ""  # the level's own features, not this machine's
 
-import numba  # noqa: E402  (must follow the NUMBA_CACHE_DIR assignment)
+import numba  # noqa: E402  (must follow the NUMBA_* assignments)
 import numpy as np  # noqa: E402
+from numba.core.caching import CacheImpl, UserProvidedCacheLocator  # noqa: E402
 
 from engine import numba_patches  # noqa: E402
 
+
+class PackageCacheLocator(UserProvidedCacheLocator):
+    """Files an engine kernel in the cache under its module's folder inside the package (``engine``).
+
+    Numba's own locator names the folder after the absolute path of the source, which
+    differs between the machine that built a wheel and every machine that installs it.
+    The cache directory is already keyed by a hash of the sources, so the path adds nothing.
+    """
+
+    @classmethod
+    def get_suitable_cache_subpath(cls, py_file: str) -> str:
+        """``engine`` for a module of the package (the only files this locator takes)."""
+        return Path(py_file).resolve().parent.relative_to(PACKAGE_DIR.parent).as_posix()
+
+    @classmethod
+    def from_function(cls, py_func, py_file):  # type: ignore[no-untyped-def]
+        """A locator for a kernel of this package; None (numba's own locators then) for anything else."""
+        if not Path(py_file).resolve().is_relative_to(PACKAGE_DIR):
+            return None
+        return super().from_function(py_func, py_file)
+
+
+if PackageCacheLocator not in CacheImpl._locator_classes:
+    CacheImpl._locator_classes.insert(0, PackageCacheLocator)
 numba_patches.install()
 
 

@@ -4,6 +4,9 @@ This module imports nothing from numba at import time, so ``uci`` is answered at
 once.  The compiled core (``engine.board`` and what it pulls in) is loaded in a
 background thread as soon as ``uci`` has been answered, and every command that
 needs it (``isready``, ``position``, ``go``, ...) waits for that load to finish.
+When the kernels were never compiled (a source install that skipped ``numbat
+warmup``), the line after ``uciok`` says so, the compile starts at once in worker
+processes, and ``readyok`` waits for it: no search ever compiles on its own clock.
 
 Each input line is one command.  Lines are split on any whitespace, so CRLF
 endings and tabs are harmless.  A line the engine cannot act on gets exactly one
@@ -33,6 +36,10 @@ if TYPE_CHECKING:  # the compiled core loads in the background, after ``uci`` is
     from engine.book import OpeningBook
     from engine.searcher import Searcher, SearchInfo, SearchStats
     from engine.timeman import Limits
+
+# The first start of a source install that skipped ``numbat warmup`` compiles every kernel.
+COLD_START_MESSAGE = ("compiling the engine's kernels for this machine, once: about a minute on two cores; "
+                      "readyok follows when they are ready ('numbat warmup' does this ahead of time)")
 
 MATE = 32000                  # engine.tt.MATE (a test checks): mate in n plies scores MATE - n ...
 MATE_IN_MAX_PLY = MATE - 256  # ... and scores beyond this are mates
@@ -104,22 +111,25 @@ class Output:
 
 
 class CoreLoader:
-    """Imports the compiled core once, in a background thread."""
+    """Imports the compiled core once, in a background thread (compiling it first on a cold cache)."""
 
     def __init__(self) -> None:
         self._thread: threading.Thread | None = None
         self._error: BaseException | None = None
 
-    def start(self) -> None:
-        """Begin loading (idempotent)."""
+    def start(self, compile_first: bool = False) -> None:
+        """Begin loading (idempotent); with ``compile_first``, compile every kernel first, in parallel."""
         if self._thread is None:
-            self._thread = threading.Thread(target=self._load, name="numbat-core-loader", daemon=True)
+            self._thread = threading.Thread(target=self._load, args=(compile_first,), name="numbat-core-loader",
+                                            daemon=True)
             self._thread.start()
 
-    def _load(self) -> None:
+    def _load(self, compile_first: bool) -> None:
         try:
-            from engine.warmup import load_kernels
+            from engine.warmup import load_kernels, warm_up
 
+            if compile_first:
+                warm_up()  # in worker processes, one per core: the way ``numbat warmup`` compiles
             load_kernels()  # numba, the tables and every cached kernel into memory
         except BaseException as exc:  # reported on the next command that needs the core
             self._error = exc
@@ -384,10 +394,16 @@ class UciEngine:
         for option in self.options.values():
             self.out.send(option.declaration())
         self.out.send("uciok")
-        self.core.start()
+        from engine.kernelcache import install_shipped_kernels
+
+        cold = not install_shipped_kernels()
+        if cold:  # said at once, here and to a terminal: the first readyok is a minute away
+            self.out.info(COLD_START_MESSAGE)
+            print(f"numbat: {COLD_START_MESSAGE}", file=sys.stderr, flush=True)
+        self.core.start(compile_first=cold)
 
     def cmd_isready(self, args: list[str]) -> None:
-        """Answer once the compiled core is loaded."""
+        """Answer once the compiled core is loaded (and compiled, on a cold start): a search can then run at once."""
         self.core.wait()
         self.out.send("readyok")
 

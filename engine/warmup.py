@@ -1,14 +1,16 @@
 """Compile every kernel once, and load the cached kernels fast when the engine starts.
 
 ``numbat warmup`` runs each compiled entry point on a small input with the argument
-types the engine uses, which makes numba compile and cache it.  The install command
-in the README runs it, so the first game after installing starts as fast as every
-later one.  ``load_kernels`` is what the UCI loop runs at start-up: it loads the
-kernels a game needs from that cache.
+types the engine uses, which makes numba compile and cache it.  ``load_kernels`` is
+what the UCI loop runs at start-up: it loads the kernels a game needs from that cache
+(and, on a cold cache, has ``warm_up`` compile them first).
 
-The work is split into ``WARM_UP_STEPS`` that share no compile of note (each inlines
-its own copy of the move generator and the evaluation), so on a cold cache
-``warm_up(jobs=N)`` compiles them in N processes at once, the longest first; the
+A cold compile is staged for two cores.  Numba compiles a kernel's callees before the
+kernel, and takes a callee from the disk cache when it is there, so the search (the
+largest compile by far) waits for nothing if its large callees are compiled first, side
+by side: stage one compiles the evaluation in one process and the tablebase prober with
+the move generator in another; stage two compiles the search in one process and
+everything else (perft, the board operations, the teaching minimax) in the other.  The
 calling process then loads every kernel from the cache the workers filled, which
 compiles whatever a worker left out.
 """
@@ -46,6 +48,37 @@ def load_kernels() -> None:
     settle_heap()
 
 
+def warm_evaluation() -> None:
+    """The static evaluation, with the argument types the search passes it."""
+    from engine.board import Board
+    from engine.evaluate import evaluate, make_evaluator
+    from engine.fen import KIWIPETE
+
+    board = Board(KIWIPETE)
+    evaluate(board.pos, board.tab, make_evaluator())
+
+
+def warm_tablebases() -> None:
+    """Syzygy probing (empty tables have the same array types as loaded ones), and the staged
+    move generator the search calls (the tablebase prober compiles its other modes)."""
+    import numpy as np
+    from numba import typeof, types
+
+    from engine.board import Board
+    from engine.movegen import GEN_ALL, GEN_QUIET, generate_moves
+    from engine.syzygy import empty_tablebases, make_scratch, probe_table, probe_wdl
+
+    tablebases = empty_tablebases()
+    endgame = Board("8/8/8/3k4/8/8/3P4/4K3 w - - 0 1")
+    probe_wdl(tablebases, endgame.pos, endgame.tab, make_scratch())
+    probe_table(tablebases, endgame.pos, make_scratch())
+    # The search names the mode as a constant, so numba compiles a version for each mode it names.
+    moves = np.zeros(256, dtype=np.int32)
+    for mode in (GEN_ALL, GEN_QUIET):
+        generate_moves.compile((typeof(endgame.pos), typeof(endgame.tab), typeof(moves), types.int64,
+                                types.literal(mode)))
+
+
 def warm_search() -> None:
     """The search kernel and everything the driver calls around it."""
     from engine.board import Board
@@ -64,12 +97,18 @@ def warm_search() -> None:
 
 
 def warm_board() -> None:
-    """Perft, divide and the board operations the UCI layer calls one move at a time."""
+    """Perft, divide, the board operations the UCI layer calls one move at a time, and the
+    plain minimax of the lectures (``engine.minimax``)."""
+    import numpy as np
+
     from engine.board import Board
+    from engine.evaluate import make_evaluator
     from engine.fen import KIWIPETE
+    from engine.minimax import minimax
     from engine.perft import divide, perft
 
     board = Board(KIWIPETE)
+    board.legal_prefix(board.legal_moves()[:2])
     perft(board, 2)
     divide(board, 2)
     board.noisy_moves()
@@ -79,39 +118,19 @@ def warm_board() -> None:
     board.push(board.legal_moves()[0])
     board.fen()
     board.pop()
-
-
-def warm_minimax() -> None:
-    """The plain minimax of the lectures (``engine.minimax``)."""
-    import numpy as np
-
-    from engine.board import Board
-    from engine.evaluate import make_evaluator
-    from engine.minimax import minimax
-
-    board = Board()
+    start = Board()
     moves, counters = np.zeros((8, 256), dtype=np.int32), np.zeros(1, dtype=np.int64)
-    minimax(board.pos, board.tab, make_evaluator(), moves, counters, 1, 0)
+    minimax(start.pos, start.tab, make_evaluator(), moves, counters, 1, 0)
 
 
-def warm_syzygy() -> None:
-    """Syzygy probing: empty tables have the same array types as loaded ones."""
-    from engine.board import Board
-    from engine.syzygy import empty_tablebases, make_scratch, probe_table, probe_wdl
-
-    tablebases = empty_tablebases()
-    endgame = Board("8/8/8/3k4/8/8/3P4/4K3 w - - 0 1")
-    probe_wdl(tablebases, endgame.pos, endgame.tab, make_scratch())
-    probe_table(tablebases, endgame.pos, make_scratch())
-
-
-# Longest first: with fewer processes than steps, the short ones share the last process.
-WARM_UP_STEPS: dict[str, Callable[[], None]] = {
-    "search": warm_search,
-    "board": warm_board,
-    "syzygy": warm_syzygy,
-    "minimax": warm_minimax,
-}
+# Stages of a cold compile: the steps of a stage run side by side, each stage after the
+# one before (the search takes its callees from the first stage's cache).  Within a
+# stage, longest first.
+WARM_UP_STAGES: tuple[dict[str, Callable[[], None]], ...] = (
+    {"evaluation": warm_evaluation, "tablebases": warm_tablebases},
+    {"search": warm_search, "board": warm_board},
+)
+WARM_UP_STEPS: dict[str, Callable[[], None]] = {name: step for stage in WARM_UP_STAGES for name, step in stage.items()}
 
 
 def _run_step(name: str) -> float:
@@ -122,19 +141,19 @@ def _run_step(name: str) -> float:
 
 
 def default_jobs() -> int:
-    """Processes for a cold warm-up: one per core the process may use, at most one per step."""
+    """Processes for a cold warm-up: one per core the process may use, at most one per step of a stage."""
     try:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
         cores = os.cpu_count() or 1
-    return max(1, min(cores, len(WARM_UP_STEPS)))
+    return max(1, min(cores, max(len(stage) for stage in WARM_UP_STAGES)))
 
 
 def cache_is_empty() -> bool:
-    """True when numba's cache folder for this source tree holds no compiled kernel yet."""
-    from engine.jit import CACHE_DIR
+    """True when numba's cache for these sources and this CPU lacks the compiled search."""
+    from engine.jit import kernels_compiled
 
-    return not any(CACHE_DIR.rglob("*.nbi")) if CACHE_DIR.exists() else True
+    return not kernels_compiled()
 
 
 def warm_up(jobs: int | None = None) -> float:
@@ -151,8 +170,9 @@ def warm_up(jobs: int | None = None) -> float:
         jobs = default_jobs() if cache_is_empty() else 1
     if jobs > 1:
         context = get_context("spawn")
-        with ProcessPoolExecutor(max_workers=min(jobs, len(WARM_UP_STEPS)), mp_context=context) as pool:
-            list(pool.map(_run_step, WARM_UP_STEPS))
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+            for stage in WARM_UP_STAGES:
+                list(pool.map(_run_step, stage))
     for step in WARM_UP_STEPS.values():
         step()
     return time.perf_counter() - start

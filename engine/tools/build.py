@@ -72,9 +72,10 @@ sys.exit(main())
 
 
 def packed_files(root: Path = REPO_ROOT) -> list[Path]:
-    """Every file the engine needs at run time, relative to ``root``, in a fixed order."""
-    files = [path.relative_to(root) for path in (root / "engine").rglob("*")
-             if path.is_file() and "__pycache__" not in path.parts and path.suffix in (".py", ".txt")]
+    """Every file the engine needs at run time, relative to ``root``, in a fixed order: the
+    engine package's own modules and weights (not its developer tools), and the book."""
+    files = [path.relative_to(root) for path in (root / "engine").glob("*")
+             if path.is_file() and path.suffix in (".py", ".txt")]
     files.append(Path("books") / "numbat.bin")
     return sorted(files)
 
