@@ -7,7 +7,7 @@ control are the Python driver's job (``engine.searcher``); this kernel searches 
 root window to one depth and returns the score.
 
 Why one function: numba cannot cache a function that calls a recursive function
-(numba issue #6061), but a self-recursive function called straight from Python
+(https://github.com/numba/numba/issues/6061), but a self-recursive function called straight from Python
 caches fine.  So ``search`` is the only recursive kernel, it is only ever called
 from Python (at the root, ``ply == 0``), and quiescence search is its
 ``depth <= 0`` branch rather than a second recursive function.
@@ -61,25 +61,71 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.defs import (
-    BISHOP, H_MOVE, KNIGHT, MAX_MOVES, MAX_PLY, PAWN, QUEEN, ROOK, ST_CASTLING, ST_HALFMOVE, ST_PLY, ST_SIDE,
+    BISHOP,
+    H_MOVE,
+    KNIGHT,
+    MAX_MOVES,
+    MAX_PLY,
+    PAWN,
+    QUEEN,
+    ROOK,
+    ST_CASTLING,
+    ST_HALFMOVE,
+    ST_PLY,
+    ST_SIDE,
     U64_ZERO,
 )
 from engine.evaluate import PAWN_CACHE_BITS, evaluate, pawn_slot
 from engine.intrinsics import popcount
 from engine.jit import hot_njit, new_record, njit
 from engine.move import PROMOTION, move_kind, move_promo_type, move_to
-from engine.moveorder import (
-    PICKER_SIZE, SEE_VALUE, captured_type, is_quiet, next_move, pick_next, picked_slot, picker_row,
-    piece_to_index, quiet_history, score_captures, see_ge, start_picker, start_root_picker, update_quiet_history,
-)
 from engine.movegen import GEN_NOISY, GEN_QUIET, LIST_START, generate_moves
-from engine.syzygy import TB_FAIL, probe_wdl, unpack_tablebases
-from engine.position import (
-    check_squares, gives_check_fast, in_check, key_after, make_move, make_null_move, unmake_move, unmake_null_move,
+from engine.moveorder import (
+    PICKER_SIZE,
+    SEE_VALUE,
+    captured_type,
+    is_quiet,
+    next_move,
+    pick_next,
+    picked_slot,
+    picker_row,
+    piece_to_index,
+    quiet_history,
+    score_captures,
+    see_ge,
+    start_picker,
+    start_root_picker,
+    update_quiet_history,
 )
+from engine.position import (
+    check_squares,
+    gives_check_fast,
+    in_check,
+    key_after,
+    make_move,
+    make_null_move,
+    unmake_move,
+    unmake_null_move,
+)
+from engine.syzygy import TB_FAIL, probe_wdl, unpack_tablebases
 from engine.tt import (
-    BOUND_EXACT, BOUND_LOWER, BOUND_UPPER, EVAL_NONE, MATE, MATE_IN_MAX_PLY, TB_WIN, entry_bound, entry_depth,
-    entry_eval, entry_move, entry_score, score_from_tt, score_to_tt, tt_prefetch, tt_probe, tt_store,
+    BOUND_EXACT,
+    BOUND_LOWER,
+    BOUND_UPPER,
+    EVAL_NONE,
+    MATE,
+    MATE_IN_MAX_PLY,
+    TB_WIN,
+    entry_bound,
+    entry_depth,
+    entry_eval,
+    entry_move,
+    entry_score,
+    score_from_tt,
+    score_to_tt,
+    tt_prefetch,
+    tt_probe,
+    tt_store,
 )
 
 INFINITE = MATE + 1
@@ -493,7 +539,8 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
         # The first quiescence ply has depth 0; deeper ones count down from there.  (A
         # null move's search may enter quiescence below 0: no quiet checks there.)
         quiet_checks_next = not checked and depth == 0
-        ck_king, ck_pawn, ck_knight, ck_bishop, ck_rook, ck_discoverers = 0, U64_ZERO, U64_ZERO, U64_ZERO, U64_ZERO, U64_ZERO
+        ck_king, ck_pawn, ck_knight, ck_bishop, ck_rook, ck_discoverers = (
+            0, U64_ZERO, U64_ZERO, U64_ZERO, U64_ZERO, U64_ZERO)
         best_move = 0
         i = 0
         quiet_stage = False
@@ -626,7 +673,8 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
     # Shallow-depth pruning spares checks, so it may ask of many moves whether they
     # check: what that takes is worked out once, the first time it is needed.
     check_info_ready = False
-    ck_king, ck_pawn, ck_knight, ck_bishop, ck_rook, ck_discoverers = 0, U64_ZERO, U64_ZERO, U64_ZERO, U64_ZERO, U64_ZERO
+    ck_king, ck_pawn, ck_knight, ck_bishop, ck_rook, ck_discoverers = (
+        0, U64_ZERO, U64_ZERO, U64_ZERO, U64_ZERO, U64_ZERO)
     best = -INFINITE
     best_move = 0
     original_alpha = alpha
@@ -717,16 +765,18 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
                     reduction -= LMR_GIVES_CHECK
                 if quiet:
                     # Floor division on purpose: any bad history reduces one ply more (rounding
-                    # towards zero instead lost 23 Elo in session 45).
+                    # towards zero instead lost 23 Elo in a test on 2026-11-28).
                     reduction -= quiet_history(sd.history, sd.continuation, side, move, piece_to, previous1,
                                                previous2) // params[P_LMR_HISTORY_DIVISOR]
                 if reduction < 0:
                     reduction = 0
                 if reduction > new_depth - 1:
                     reduction = max(new_depth - 1, 0)
-            score = -search(pos, tab, tt, sd, control, ev, tb_packed, scratch, -alpha - 1, -alpha, new_depth - reduction, ply + 1)
+            score = -search(pos, tab, tt, sd, control, ev, tb_packed, scratch, -alpha - 1, -alpha,
+                            new_depth - reduction, ply + 1)
             if score > alpha and reduction > 0:
-                score = -search(pos, tab, tt, sd, control, ev, tb_packed, scratch, -alpha - 1, -alpha, new_depth, ply + 1)
+                score = -search(pos, tab, tt, sd, control, ev, tb_packed, scratch, -alpha - 1, -alpha,
+                                new_depth, ply + 1)
             if score > alpha and score < beta:
                 score = -search(pos, tab, tt, sd, control, ev, tb_packed, scratch, -beta, -alpha, new_depth, ply + 1)
         unmake_move(pos, tab)

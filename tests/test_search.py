@@ -160,7 +160,7 @@ def test_unfinished_iteration_keeps_a_root_move_that_proved_better() -> None:
     Node limits stop the kernel at a deterministic point, so a sweep over budgets finds
     the moments at which the iteration under way had already changed its mind."""
     # WAC.031: four moves win, and which one the search prefers changes between iterations.
-    # (WAC.241 served until the weights of session 72 found its mate in complete iterations.)
+    # (WAC.241 served until the weights of 3203bce, 2026-12-04, found its mate in complete iterations.)
     fen = "rb3qk1/pQ3ppp/4p3/3P4/8/1P3N2/1P3PPP/3R2K1 w - - 0 1"
     searcher = Searcher(hash_mb=8)
     changed_mind = 0
@@ -186,7 +186,8 @@ def test_time_follows_the_best_moves_share_of_the_nodes() -> None:
     scales = {}
     for name, fen in [("recapture", "rnbQkbnr/ppp1pppp/8/8/8/8/PPPP1PPP/RNB1KBNR b KQkq - 0 3"),
                       # (a Queen's Gambit Declined: the start position's own share moved
-                      # to 0.86 under session 75's tuned reductions, its 1. e4 / 1. d4 no longer contested at depth 10)
+                      # to 0.86 under the SPSA-tuned reductions of 4477a8e,
+                      # its 1. e4 / 1. d4 no longer contested at depth 10)
                       ("opening", "rnbqkb1r/ppp2ppp/4pn2/3p4/2PP4/2N5/PP2PPPP/R1BQKBNR w KQkq - 2 4")]:
         searcher.new_game()
         board = Board(fen)
