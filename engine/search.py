@@ -199,7 +199,7 @@ def _tunable(name: str, default: int, low: int, high: int, step: float) -> int:
     return len(_kernel_tunables) - 1
 
 
-# Declared in ``sd.params`` order:   name, default, low, high, step
+# In ``sd.params`` order; the arguments: name, default, low, high, step.
 # Reverse futility pruning up to max depth, when eval - margin * depth still beats beta.
 P_RFP_MARGIN = _tunable("RFP_MARGIN", 84, 30, 150, 8)
 P_RFP_MAX_DEPTH = _tunable("RFP_MAX_DEPTH", 6, 4, 12, 1)
