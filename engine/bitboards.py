@@ -23,7 +23,7 @@ import os
 
 import numpy as np
 
-from engine.defs import BLACK, KING, KNIGHT, PAWN, QUEEN, BISHOP, ROOK, WHITE, U64_ONE, U64_ZERO
+from engine.defs import BISHOP, BLACK, KING, KNIGHT, PAWN, QUEEN, ROOK, U64_ONE, U64_ZERO, WHITE
 from engine.intrinsics import popcount
 from engine.jit import CACHE_DIR, new_record, njit
 

@@ -64,7 +64,19 @@ import numpy as np
 
 from engine.bitboards import bishop_attacks, king_attacks, knight_attacks, rook_attacks, square_bb
 from engine.defs import (
-    BISHOP, FILE_A, FILE_H, KING, KNIGHT, PAWN, QUEEN, RANK_3, RANK_6, ROOK, ST_SIDE, U64_ONE, U64_ZERO,
+    BISHOP,
+    FILE_A,
+    FILE_H,
+    KING,
+    KNIGHT,
+    PAWN,
+    QUEEN,
+    RANK_3,
+    RANK_6,
+    ROOK,
+    ST_SIDE,
+    U64_ONE,
+    U64_ZERO,
 )
 from engine.intrinsics import lsb, msb, popcount
 from engine.jit import hot_njit, new_record, njit
@@ -201,7 +213,7 @@ OPTIONAL_ROWS = (   # (optional term, first row, rows)
 N_OPTIONAL = len(OPTIONAL_ROWS)
 OPTIONAL_TERM_NAMES = frozenset(TERM_NAMES[first + i] for _, first, rows in OPTIONAL_ROWS for i in range(rows))
 # Rows a weights file may leave out: the optional terms (read as 0, switched off) and the
-# piece-square squares of files e-h (read as their mirror image, as before session 69).
+# piece-square squares of files e-h (read as their mirror image, as before ce28320, 2026-12-03).
 MIRRORED_PSQT_NAMES = frozenset(TERM_NAMES[PSQT + piece * 64 + rel] for piece in range(len(PIECE_NAMES))
                                 for rel in range(64) if rel & 7 >= 4)
 OMITTABLE_TERM_NAMES = OPTIONAL_TERM_NAMES | MIRRORED_PSQT_NAMES
@@ -1024,7 +1036,7 @@ def save_weights(weights: np.ndarray, path: Path | str = WEIGHTS_FILE, header: s
     """Write the weight table as ``name mg eg`` lines (the format ``load_weights`` reads)."""
     lines = [f"# {line}" for line in header.splitlines()]
     width = max(len(name) for name in TERM_NAMES)
-    lines += [f"{name:<{width}} {int(mg):6d} {int(eg):6d}" for name, (mg, eg) in zip(TERM_NAMES, weights)]
+    lines += [f"{name:<{width}} {int(mg):6d} {int(eg):6d}" for name, (mg, eg) in zip(TERM_NAMES, weights, strict=True)]
     Path(path).write_text("\n".join(lines) + "\n")
 
 

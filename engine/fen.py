@@ -16,8 +16,20 @@ from __future__ import annotations
 
 from engine.bitboards import Tables
 from engine.defs import (
-    BLACK, KING, NO_SQUARE, PAWN, PIECE_SYMBOLS, ROOK, ST_CASTLING, ST_CHESS960, ST_EP,
-    ST_FULLMOVE, ST_HALFMOVE, ST_PLY, ST_SIDE, WHITE,
+    BLACK,
+    KING,
+    NO_SQUARE,
+    PAWN,
+    PIECE_SYMBOLS,
+    ROOK,
+    ST_CASTLING,
+    ST_CHESS960,
+    ST_EP,
+    ST_FULLMOVE,
+    ST_HALFMOVE,
+    ST_PLY,
+    ST_SIDE,
+    WHITE,
 )
 from engine.move import EN_PASSANT
 from engine.position import Position, compute_key, empty_position, in_check, pawn_can_take_ep, put_piece

@@ -7,6 +7,8 @@ Each is a numba ``@intrinsic``: the kernel gets the one LLVM instruction (``ctpo
 from __future__ import annotations
 
 import engine.jit  # noqa: F401  (sets numba's cache directory before numba is imported)
+
+# isort: split
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils

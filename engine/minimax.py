@@ -5,7 +5,7 @@ evaluation at the leaves, mate and stalemate scored as in ``engine.search``.  Th
 tests use it to check that alpha-beta returns exactly the minimax value while
 visiting fewer nodes.  ``counters[0]`` counts the nodes visited.
 
-Self-recursive, so (numba issue #6061) it is only ever called straight from Python.
+Self-recursive, so (https://github.com/numba/numba/issues/6061) it is only ever called straight from Python.
 """
 
 from __future__ import annotations

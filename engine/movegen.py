@@ -30,17 +30,53 @@ Legality is decided during generation, never by make-and-test:
 import numpy as np
 
 from engine.bitboards import (
-    between_bb, bishop_attacks, king_attacks, knight_attacks, line_bb, pawn_attacks, rook_attacks, square_bb,
+    between_bb,
+    bishop_attacks,
+    king_attacks,
+    knight_attacks,
+    line_bb,
+    pawn_attacks,
+    rook_attacks,
+    square_bb,
 )
 from engine.defs import (
-    BISHOP, FILE_A, FILE_H, KING, KNIGHT, NO_SQUARE, PAWN, QUEEN, RANK_3, RANK_6, ROOK,
-    ST_CASTLING, ST_EP, ST_PLY, ST_SIDE, U64_ALL, U64_ONE, U64_ZERO, WHITE, BACK_RANKS,
+    BACK_RANKS,
+    BISHOP,
+    FILE_A,
+    FILE_H,
+    KING,
+    KNIGHT,
+    NO_SQUARE,
+    PAWN,
+    QUEEN,
+    RANK_3,
+    RANK_6,
+    ROOK,
+    ST_CASTLING,
+    ST_EP,
+    ST_PLY,
+    ST_SIDE,
+    U64_ALL,
+    U64_ONE,
+    U64_ZERO,
+    WHITE,
 )
 from engine.intrinsics import lsb, popcount
 from engine.jit import hot_njit, njit
 from engine.move import (
-    CASTLE_FLAG, CASTLING, EN_PASSANT, EP_FLAG, PROMO_BISHOP, PROMO_KNIGHT, PROMO_QUEEN, PROMO_ROOK, PROMO_SHIFT,
-    PROMOTION, move_from, move_kind, move_to,
+    CASTLE_FLAG,
+    CASTLING,
+    EN_PASSANT,
+    EP_FLAG,
+    PROMO_BISHOP,
+    PROMO_KNIGHT,
+    PROMO_QUEEN,
+    PROMO_ROOK,
+    PROMO_SHIFT,
+    PROMOTION,
+    move_from,
+    move_kind,
+    move_to,
 )
 from engine.position import attackers_to, castling_squares, is_attacked, line_blockers, make_move, unmake_move
 

@@ -219,7 +219,9 @@ def mvv_lva(pos, move):
 @hot_njit
 def score_moves(pos, tab, moves, scores, ply_row, start, count, tt_move, killer1, killer2, counter, history, side,
                 continuation, previous1, previous2):
-    """Fill ``scores[ply_row, start:count]`` with the keys of ``moves[ply_row, start:count]`` (module docstring order)."""
+    """Fill ``scores[ply_row, start:count]`` with the keys of ``moves[ply_row, start:count]``.
+
+    The keys order the moves as the module docstring says."""
     for i in range(start, count):
         move = moves[ply_row, i]
         kind = move_kind(move)

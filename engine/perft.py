@@ -2,7 +2,7 @@
 
 The last ply is bulk-counted (the generator's GEN_COUNT mode) instead of being
 made and unmade.  ``perft_kernel`` is self-recursive, so it must only ever be
-called straight from Python (numba issue #6061: a cached function that calls a
+called straight from Python (https://github.com/numba/numba/issues/6061: a cached function that calls a
 recursive one breaks in the next process).
 """
 

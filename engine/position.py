@@ -27,13 +27,43 @@ from __future__ import annotations
 import numpy as np
 
 from engine.bitboards import (
-    between_bb, bishop_attacks, king_attacks, knight_attacks, line_bb, pawn_attacks, rook_attacks, square_bb,
-    zob_castle, zob_ep, zob_piece, zob_side,
+    between_bb,
+    bishop_attacks,
+    king_attacks,
+    knight_attacks,
+    line_bb,
+    pawn_attacks,
+    rook_attacks,
+    square_bb,
+    zob_castle,
+    zob_ep,
+    zob_piece,
+    zob_side,
 )
 from engine.defs import (
-    BISHOP, GAME_STACK, H_CAPTURED, H_CASTLING, H_EP, H_HALFMOVE, H_MOVE, H_SIZE, KING,
-    KNIGHT, NO_SQUARE, PAWN, QUEEN, ROOK, ST_CASTLING, ST_EP, ST_FULLMOVE, ST_HALFMOVE, ST_PLY,
-    ST_SIDE, ST_SIZE, U64_ONE, U64_ZERO,
+    BISHOP,
+    GAME_STACK,
+    H_CAPTURED,
+    H_CASTLING,
+    H_EP,
+    H_HALFMOVE,
+    H_MOVE,
+    H_SIZE,
+    KING,
+    KNIGHT,
+    NO_SQUARE,
+    PAWN,
+    QUEEN,
+    ROOK,
+    ST_CASTLING,
+    ST_EP,
+    ST_FULLMOVE,
+    ST_HALFMOVE,
+    ST_PLY,
+    ST_SIDE,
+    ST_SIZE,
+    U64_ONE,
+    U64_ZERO,
 )
 from engine.intrinsics import lsb
 from engine.jit import hot_njit, new_record, njit

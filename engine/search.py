@@ -7,7 +7,7 @@ control are the Python driver's job (``engine.searcher``); this kernel searches 
 root window to one depth and returns the score.
 
 Why one function: numba cannot cache a function that calls a recursive function
-(numba issue #6061), but a self-recursive function called straight from Python
+(https://github.com/numba/numba/issues/6061), but a self-recursive function called straight from Python
 caches fine.  So ``search`` is the only recursive kernel, it is only ever called
 from Python (at the root, ``ply == 0``), and quiescence search is its
 ``depth <= 0`` branch rather than a second recursive function.
@@ -61,58 +61,90 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.defs import (
-    BISHOP, H_MOVE, KNIGHT, MAX_MOVES, MAX_PLY, PAWN, QUEEN, ROOK, ST_CASTLING, ST_HALFMOVE, ST_PLY, ST_SIDE,
+    BISHOP,
+    H_MOVE,
+    KNIGHT,
+    MAX_MOVES,
+    MAX_PLY,
+    PAWN,
+    QUEEN,
+    ROOK,
+    ST_CASTLING,
+    ST_HALFMOVE,
+    ST_PLY,
+    ST_SIDE,
     U64_ZERO,
 )
 from engine.evaluate import PAWN_CACHE_BITS, evaluate, pawn_slot
 from engine.intrinsics import popcount
 from engine.jit import hot_njit, new_record, njit
 from engine.move import PROMOTION, move_kind, move_promo_type, move_to
-from engine.moveorder import (
-    PICKER_SIZE, SEE_VALUE, captured_type, is_quiet, next_move, pick_next, picked_slot, picker_row,
-    piece_to_index, quiet_history, score_captures, see_ge, start_picker, start_root_picker, update_quiet_history,
-)
 from engine.movegen import GEN_NOISY, GEN_QUIET, LIST_START, generate_moves
-from engine.syzygy import TB_FAIL, probe_wdl, unpack_tablebases
-from engine.position import (
-    check_squares, gives_check_fast, in_check, key_after, make_move, make_null_move, unmake_move, unmake_null_move,
+from engine.moveorder import (
+    PICKER_SIZE,
+    SEE_VALUE,
+    captured_type,
+    is_quiet,
+    next_move,
+    pick_next,
+    picked_slot,
+    picker_row,
+    piece_to_index,
+    quiet_history,
+    score_captures,
+    see_ge,
+    start_picker,
+    start_root_picker,
+    update_quiet_history,
 )
+from engine.position import (
+    check_squares,
+    gives_check_fast,
+    in_check,
+    key_after,
+    make_move,
+    make_null_move,
+    unmake_move,
+    unmake_null_move,
+)
+from engine.syzygy import TB_FAIL, probe_wdl, unpack_tablebases
 from engine.tt import (
-    BOUND_EXACT, BOUND_LOWER, BOUND_UPPER, EVAL_NONE, MATE, MATE_IN_MAX_PLY, TB_WIN, entry_bound, entry_depth,
-    entry_eval, entry_move, entry_score, score_from_tt, score_to_tt, tt_prefetch, tt_probe, tt_store,
+    BOUND_EXACT,
+    BOUND_LOWER,
+    BOUND_UPPER,
+    EVAL_NONE,
+    MATE,
+    MATE_IN_MAX_PLY,
+    TB_WIN,
+    entry_bound,
+    entry_depth,
+    entry_eval,
+    entry_move,
+    entry_score,
+    score_from_tt,
+    score_to_tt,
+    tt_prefetch,
+    tt_probe,
+    tt_store,
 )
 
 INFINITE = MATE + 1
 DRAW = 0
 
 # ---------------------------------------------------------------------------
-# Tunables: every search constant, in one place.  Depths and reductions are in plies,
-# margins in centipawns.  What is left inline is the algorithm itself: the one ply a
-# move or a null move takes, null windows (beta - 1, beta), "two plies back" (the same
-# side to move), and a reduced search keeping at least one ply.
+# Search constants, in one place (the ones the tuner moves are declared further down,
+# with their ranges).  Depths and reductions are in plies, margins in centipawns.  What
+# is left inline is the algorithm itself: the one ply a move or a null move takes, null
+# windows (beta - 1, beta), "two plies back" (the same side to move), and a reduced
+# search keeping at least one ply.
 # ---------------------------------------------------------------------------
-RFP_MAX_DEPTH = 6            # reverse futility pruning up to this depth ...
-RFP_MARGIN = 84              # ... when eval - margin * depth still beats beta, ...
-RFP_IMPROVING_DEPTH = 1      # ... depth counted this much less when improving (the eval is more likely to hold)
-NMP_MIN_DEPTH = 3            # null-move pruning from this depth
-NMP_BASE_REDUCTION = 3       # R = base + depth / divisor + min((eval - beta) / eval divisor, eval max)
-NMP_DEPTH_DIVISOR = 4
-NMP_EVAL_DIVISOR = 213
-NMP_EVAL_MAX = 3             # ... a huge eval margin still reduces at most this much more
+RFP_IMPROVING_DEPTH = 1      # reverse futility: depth counted this much less when improving (the eval likelier holds)
 NMP_VERIFY_DEPTH = 12        # from this depth a null-move cutoff is verified by a real search, ...
 NMP_VERIFY_GUARD = 3         # ... with null moves off for its first guard / divisor of the depth (plies below
 NMP_VERIFY_GUARD_DIVISOR = 4  # ... its node), where a zugzwang that fooled the null move shows
-IIR_MIN_DEPTH = 4            # internal iterative reduction without a TT move ...
-IIR_REDUCTION = 1            # ... by this much (a node never searched well; the next iteration has a TT move)
-LMP_MAX_DEPTH = 8            # late-move pruning: skip quiets after base + depth^2 moves ...
-LMP_BASE = 4
-LMP_NOT_IMPROVING_DIVISOR = 2  # ... divided by this when the eval is not improving
-FUTILITY_MAX_DEPTH = 7       # futility pruning of quiets when eval + base + margin * depth <= alpha
-FUTILITY_BASE = 77
-FUTILITY_MARGIN = 79
-SEE_QUIET_MARGIN = 55        # prune quiets whose SEE loses more than margin * depth
-SEE_CAPTURE_MARGIN = 99      # prune captures whose SEE loses more than margin * depth
-SEE_PRUNE_MAX_DEPTH = 8
+IIR_REDUCTION = 1            # internal iterative reduction by this much (a node never searched well; the next
+                             # iteration has a TT move)
+LMP_NOT_IMPROVING_DIVISOR = 2  # late-move pruning's move count divided by this when the eval is not improving
 LMR_MIN_DEPTH = 3            # late-move reductions from this depth ...
 LMR_MIN_MOVES = 2            # ... for moves after the first few
 LMR_BASE = 0.81              # reduction = base + ln(depth) * ln(move number) / divisor
@@ -121,36 +153,31 @@ LMR_TABLE_SIZE = 64          # ... tabulated by depth and move number below this
 LMR_PV_NODE = 1              # ... one ply less in PV nodes (their score is wanted exactly)
 LMR_NOT_IMPROVING = 1        # ... one ply more when the eval is not improving
 LMR_GIVES_CHECK = 1          # ... one ply less for a checking move
-LMR_HISTORY_DIVISOR = 17291  # history score (butterfly plus both continuations) per ply of reduction removed or added
-DELTA_MARGIN = 263           # quiescence delta pruning
-QS_SEE_THRESHOLD = 0         # quiescence searches captures and checks whose SEE keeps at least this
-SINGULAR_MIN_DEPTH = 8       # singular extension: TT move searched alone ...
-SINGULAR_MARGIN_X10 = 20     # ... against beta = tt score - margin / 10 * depth (tenths, for the tuner's sake), ...
-SINGULAR_TT_DEPTH_MARGIN = 3  # ... if its entry is at most this much shallower than the node (a trustworthy score), ...
+SINGULAR_TT_DEPTH_MARGIN = 3  # singular extension if the TT entry is at most this much shallower than the node
+                              # (a trustworthy score), ...
 SINGULAR_DEPTH_DIVISOR = 2   # ... the other moves searched to (depth - 1) / divisor (a cheap look)
 SINGULAR_EXTENSION = 1       # a singular TT move is searched this much deeper ...
 SINGULAR_NEGATIVE_EXTENSION = -1  # ... and this much when another move nearly matches it and it beats beta
 CHECK_EXTENSION = 1          # a checking move is searched this much deeper
-HISTORY_BONUS_SLOPE = 171    # history bonus = min(slope * depth - offset, max): shallow cutoffs teach too
-HISTORY_BONUS_OFFSET = 71
-HISTORY_BONUS_MAX = 2127
 HISTORY_AGING_DIVISOR = 2    # between searches every history entry is divided by this (old lessons fade)
 QUIETS_MAX = 64              # quiet moves per node remembered for the history malus (later ones get none)
 TB_DEPTH_BONUS = 6           # a tablebase result is stored as if searched this much deeper
 TB_PLY_MARGIN = 12           # probes make captures internally: keep clear of the stack's end
 CORRECTION_GRAIN = 256       # correction history: entries in 1/GRAIN centipawn, by side and pawn placement
-CORRECTION_LIMIT = 70        # ... at most this many centipawns either way
 CORRECTION_WEIGHT_SCALE = 256  # ... a search of depth d moves an entry weight / SCALE of the way to its result, ...
-CORRECTION_WEIGHT_OFFSET = 1   # ... weight = min(d + offset, max weight): deeper results teach more
-CORRECTION_MAX_WEIGHT = 16
+CORRECTION_WEIGHT_OFFSET = 1   # ... weight = min(d + offset, P_CORRECTION_MAX_WEIGHT's value)
+
 
 # ---------------------------------------------------------------------------
 # Tuned at run time.  The SPSA tuner (``engine.tools.spsa``) moves these margins and
-# divisors between games, so the kernel reads them from ``sd.params`` (laid out by the
-# P_* indices) instead of the constants above, which stay their defaults: a tuning run
-# needs no recompile.  Each entry gives the range the tuner keeps to and its step, the
-# perturbation at the end of a run (OpenBench's ``c_end``).  The driver's tunables
-# (late-move reduction table, aspiration window) are in ``engine.searcher``.
+# divisors between games, so the kernel reads them from ``sd.params`` instead of
+# constants: a tuning run needs no recompile.  Each is declared once, below: its name
+# (also its UCI option in tuning mode), default, the range the tuner keeps to, and its
+# step, the perturbation at the end of a run (OpenBench's ``c_end``).  The declaration
+# returns the tunable's index in ``sd.params``, a plain module-level int, so numba
+# compiles ``params[P_...]`` with a constant index; ``KERNEL_TUNABLES`` (in this order)
+# gives the defaults.  The driver's tunables (late-move reduction table, aspiration
+# window) are in ``engine.searcher``.
 # ---------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Tunable:
@@ -163,43 +190,59 @@ class Tunable:
     step: float
 
 
-KERNEL_TUNABLES = (
-    Tunable("RFP_MARGIN", RFP_MARGIN, 30, 150, 8),
-    Tunable("RFP_MAX_DEPTH", RFP_MAX_DEPTH, 4, 12, 1),
-    Tunable("NMP_EVAL_DIVISOR", NMP_EVAL_DIVISOR, 80, 400, 20),
-    Tunable("LMP_BASE", LMP_BASE, 0, 10, 1),
-    Tunable("FUTILITY_MAX_DEPTH", FUTILITY_MAX_DEPTH, 3, 10, 1),
-    Tunable("FUTILITY_BASE", FUTILITY_BASE, 0, 200, 12),
-    Tunable("FUTILITY_MARGIN", FUTILITY_MARGIN, 40, 180, 10),
-    Tunable("SEE_QUIET_MARGIN", SEE_QUIET_MARGIN, 20, 140, 8),
-    Tunable("SEE_CAPTURE_MARGIN", SEE_CAPTURE_MARGIN, 40, 200, 10),
-    Tunable("LMR_HISTORY_DIVISOR", LMR_HISTORY_DIVISOR, 4096, 32768, 1200),
-    Tunable("DELTA_MARGIN", DELTA_MARGIN, 50, 400, 20),
-    Tunable("HISTORY_BONUS_SLOPE", HISTORY_BONUS_SLOPE, 60, 320, 16),
-    Tunable("HISTORY_BONUS_OFFSET", HISTORY_BONUS_OFFSET, 0, 200, 12),
-    Tunable("HISTORY_BONUS_MAX", HISTORY_BONUS_MAX, 800, 4096, 150),
-    Tunable("CORRECTION_LIMIT", CORRECTION_LIMIT, 16, 160, 8),
-    # SPSA run 2 adds the depth limits and reductions run 1 left fixed.
-    Tunable("NMP_MIN_DEPTH", NMP_MIN_DEPTH, 1, 6, 1),
-    Tunable("NMP_BASE_REDUCTION", NMP_BASE_REDUCTION, 1, 6, 1),
-    Tunable("NMP_DEPTH_DIVISOR", NMP_DEPTH_DIVISOR, 2, 8, 1),
-    Tunable("NMP_EVAL_MAX", NMP_EVAL_MAX, 1, 6, 1),
-    Tunable("IIR_MIN_DEPTH", IIR_MIN_DEPTH, 2, 8, 1),
-    Tunable("LMP_MAX_DEPTH", LMP_MAX_DEPTH, 3, 12, 1),
-    Tunable("SEE_PRUNE_MAX_DEPTH", SEE_PRUNE_MAX_DEPTH, 3, 12, 1),
-    Tunable("QS_SEE_THRESHOLD", QS_SEE_THRESHOLD, -150, 100, 15),
-    Tunable("SINGULAR_MIN_DEPTH", SINGULAR_MIN_DEPTH, 5, 12, 1),
-    Tunable("SINGULAR_MARGIN_X10", SINGULAR_MARGIN_X10, 5, 60, 4),
-    Tunable("CORRECTION_MAX_WEIGHT", CORRECTION_MAX_WEIGHT, 4, 48, 3),
-)
-(P_RFP_MARGIN, P_RFP_MAX_DEPTH, P_NMP_EVAL_DIVISOR, P_LMP_BASE, P_FUTILITY_MAX_DEPTH, P_FUTILITY_BASE,
- P_FUTILITY_MARGIN, P_SEE_QUIET_MARGIN, P_SEE_CAPTURE_MARGIN, P_LMR_HISTORY_DIVISOR, P_DELTA_MARGIN,
- P_HISTORY_BONUS_SLOPE, P_HISTORY_BONUS_OFFSET, P_HISTORY_BONUS_MAX, P_CORRECTION_LIMIT,
- P_NMP_MIN_DEPTH, P_NMP_BASE_REDUCTION, P_NMP_DEPTH_DIVISOR, P_NMP_EVAL_MAX, P_IIR_MIN_DEPTH, P_LMP_MAX_DEPTH,
- P_SEE_PRUNE_MAX_DEPTH, P_QS_SEE_THRESHOLD, P_SINGULAR_MIN_DEPTH, P_SINGULAR_MARGIN_X10,
- P_CORRECTION_MAX_WEIGHT) = range(26)
+_kernel_tunables: list[Tunable] = []
+
+
+def _tunable(name: str, default: int, low: int, high: int, step: float) -> int:
+    """Declare a kernel tunable; its index in ``sd.params`` (the ``P_<name>`` constant it is assigned to)."""
+    _kernel_tunables.append(Tunable(name, default, low, high, step))
+    return len(_kernel_tunables) - 1
+
+
+# In ``sd.params`` order; the arguments: name, default, low, high, step.
+# Reverse futility pruning up to max depth, when eval - margin * depth still beats beta.
+P_RFP_MARGIN = _tunable("RFP_MARGIN", 84, 30, 150, 8)
+P_RFP_MAX_DEPTH = _tunable("RFP_MAX_DEPTH", 6, 4, 12, 1)
+# Null move: R = base + depth / depth divisor + min((eval - beta) / eval divisor, eval max).
+P_NMP_EVAL_DIVISOR = _tunable("NMP_EVAL_DIVISOR", 213, 80, 400, 20)
+# Late-move pruning: skip quiets after base + depth^2 moves.
+P_LMP_BASE = _tunable("LMP_BASE", 4, 0, 10, 1)
+# Futility pruning of quiets up to max depth, when eval + base + margin * depth <= alpha.
+P_FUTILITY_MAX_DEPTH = _tunable("FUTILITY_MAX_DEPTH", 7, 3, 10, 1)
+P_FUTILITY_BASE = _tunable("FUTILITY_BASE", 77, 0, 200, 12)
+P_FUTILITY_MARGIN = _tunable("FUTILITY_MARGIN", 79, 40, 180, 10)
+# Prune quiets, and captures, whose SEE loses more than margin * depth.
+P_SEE_QUIET_MARGIN = _tunable("SEE_QUIET_MARGIN", 55, 20, 140, 8)
+P_SEE_CAPTURE_MARGIN = _tunable("SEE_CAPTURE_MARGIN", 99, 40, 200, 10)
+# History score (butterfly plus both continuations) per ply of reduction removed or added.
+P_LMR_HISTORY_DIVISOR = _tunable("LMR_HISTORY_DIVISOR", 17291, 4096, 32768, 1200)
+P_DELTA_MARGIN = _tunable("DELTA_MARGIN", 263, 50, 400, 20)  # quiescence delta pruning
+# History bonus = min(slope * depth - offset, max): shallow cutoffs teach too.
+P_HISTORY_BONUS_SLOPE = _tunable("HISTORY_BONUS_SLOPE", 171, 60, 320, 16)
+P_HISTORY_BONUS_OFFSET = _tunable("HISTORY_BONUS_OFFSET", 71, 0, 200, 12)
+P_HISTORY_BONUS_MAX = _tunable("HISTORY_BONUS_MAX", 2127, 800, 4096, 150)
+P_CORRECTION_LIMIT = _tunable("CORRECTION_LIMIT", 70, 16, 160, 8)  # correction history: at most this many cp either way
+# SPSA run 2 adds the depth limits and reductions run 1 left fixed.
+P_NMP_MIN_DEPTH = _tunable("NMP_MIN_DEPTH", 3, 1, 6, 1)  # null-move pruning from this depth
+P_NMP_BASE_REDUCTION = _tunable("NMP_BASE_REDUCTION", 3, 1, 6, 1)
+P_NMP_DEPTH_DIVISOR = _tunable("NMP_DEPTH_DIVISOR", 4, 2, 8, 1)
+P_NMP_EVAL_MAX = _tunable("NMP_EVAL_MAX", 3, 1, 6, 1)  # a huge eval margin still reduces at most this much more
+P_IIR_MIN_DEPTH = _tunable("IIR_MIN_DEPTH", 4, 2, 8, 1)  # internal iterative reduction without a TT move
+P_LMP_MAX_DEPTH = _tunable("LMP_MAX_DEPTH", 8, 3, 12, 1)  # late-move pruning up to this depth
+P_SEE_PRUNE_MAX_DEPTH = _tunable("SEE_PRUNE_MAX_DEPTH", 8, 3, 12, 1)  # SEE pruning up to this depth
+# Quiescence searches captures and checks whose SEE keeps at least this.
+P_QS_SEE_THRESHOLD = _tunable("QS_SEE_THRESHOLD", 0, -150, 100, 15)
+# Singular extension: the TT move searched alone from this depth, against beta = tt score - margin / 10 * depth
+# (in tenths, for the tuner's sake).
+P_SINGULAR_MIN_DEPTH = _tunable("SINGULAR_MIN_DEPTH", 8, 5, 12, 1)
+P_SINGULAR_MARGIN_X10 = _tunable("SINGULAR_MARGIN_X10", 20, 5, 60, 4)
+# Correction history's weight = min(depth + offset, this): deeper results teach more.
+P_CORRECTION_MAX_WEIGHT = _tunable("CORRECTION_MAX_WEIGHT", 16, 4, 48, 3)
+KERNEL_TUNABLES = tuple(_kernel_tunables)
 PARAMS_SIZE = len(KERNEL_TUNABLES)
 PARAM_INDEX = {t.name: i for i, t in enumerate(KERNEL_TUNABLES)}
+if any(globals().get("P_" + name) != i for name, i in PARAM_INDEX.items()):  # a P_ name and its string disagree
+    raise ImportError("engine.search: each tunable must be assigned to P_<its name>")
 
 # Layout of SearchData.counters
 C_NODES, C_SELDEPTH, C_TBHITS = 0, 1, 2
@@ -493,7 +536,8 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
         # The first quiescence ply has depth 0; deeper ones count down from there.  (A
         # null move's search may enter quiescence below 0: no quiet checks there.)
         quiet_checks_next = not checked and depth == 0
-        ck_king, ck_pawn, ck_knight, ck_bishop, ck_rook, ck_discoverers = 0, U64_ZERO, U64_ZERO, U64_ZERO, U64_ZERO, U64_ZERO
+        ck_king, ck_pawn, ck_knight, ck_bishop, ck_rook, ck_discoverers = (
+            0, U64_ZERO, U64_ZERO, U64_ZERO, U64_ZERO, U64_ZERO)
         best_move = 0
         i = 0
         quiet_stage = False
@@ -626,7 +670,8 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
     # Shallow-depth pruning spares checks, so it may ask of many moves whether they
     # check: what that takes is worked out once, the first time it is needed.
     check_info_ready = False
-    ck_king, ck_pawn, ck_knight, ck_bishop, ck_rook, ck_discoverers = 0, U64_ZERO, U64_ZERO, U64_ZERO, U64_ZERO, U64_ZERO
+    ck_king, ck_pawn, ck_knight, ck_bishop, ck_rook, ck_discoverers = (
+        0, U64_ZERO, U64_ZERO, U64_ZERO, U64_ZERO, U64_ZERO)
     best = -INFINITE
     best_move = 0
     original_alpha = alpha
@@ -717,16 +762,18 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
                     reduction -= LMR_GIVES_CHECK
                 if quiet:
                     # Floor division on purpose: any bad history reduces one ply more (rounding
-                    # towards zero instead lost 23 Elo in session 45).
+                    # towards zero instead lost 23 Elo in a test on 2026-11-28).
                     reduction -= quiet_history(sd.history, sd.continuation, side, move, piece_to, previous1,
                                                previous2) // params[P_LMR_HISTORY_DIVISOR]
                 if reduction < 0:
                     reduction = 0
                 if reduction > new_depth - 1:
                     reduction = max(new_depth - 1, 0)
-            score = -search(pos, tab, tt, sd, control, ev, tb_packed, scratch, -alpha - 1, -alpha, new_depth - reduction, ply + 1)
+            score = -search(pos, tab, tt, sd, control, ev, tb_packed, scratch, -alpha - 1, -alpha,
+                            new_depth - reduction, ply + 1)
             if score > alpha and reduction > 0:
-                score = -search(pos, tab, tt, sd, control, ev, tb_packed, scratch, -alpha - 1, -alpha, new_depth, ply + 1)
+                score = -search(pos, tab, tt, sd, control, ev, tb_packed, scratch, -alpha - 1, -alpha,
+                                new_depth, ply + 1)
             if score > alpha and score < beta:
                 score = -search(pos, tab, tt, sd, control, ev, tb_packed, scratch, -beta, -alpha, new_depth, ply + 1)
         unmake_move(pos, tab)

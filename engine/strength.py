@@ -61,7 +61,7 @@ LEVEL_TABLE = (
 )
 MAX_LOSS_SIGMAS = 3.0     # never choose a line more than this many sigmas below the best
 # Node budget floor against a lone king (no noise there either): 20,000 ran into the
-# fifty-move rule in some KRK games under session 75's search.
+# fifty-move rule in some KRK games under the search tuned by SPSA (4477a8e, 2026-12-04).
 BARE_KING_NODES = 100_000
 MATE_THRESHOLD = 30_000   # scores from here up are mates found (engine.tt.MATE_IN_MAX_PLY)
 

@@ -144,7 +144,7 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.defs import KING, PAWN, ST_CASTLING, ST_EP, ST_PLY, ST_SIDE, GAME_STACK, NO_SQUARE, U64_ONE
+from engine.defs import GAME_STACK, KING, NO_SQUARE, PAWN, ST_CASTLING, ST_EP, ST_PLY, ST_SIDE, U64_ONE
 from engine.intrinsics import lsb, peek_u8, popcount
 from engine.jit import hot_njit
 from engine.move import EN_PASSANT, move_kind, move_to
@@ -1201,7 +1201,7 @@ def pack_tablebases(tb: SyzygyTables) -> np.ndarray:
     """The tables as one uint8 array for the search (``unpack_tablebases`` reads it)."""
     header = np.zeros((N_TB_FIELDS, 2), dtype=np.int64)
     chunks, offset = [], TB_HEADER_BYTES
-    for field, (array, dtype) in enumerate(zip(tb, TB_FIELD_DTYPES)):
+    for field, (array, dtype) in enumerate(zip(tb, TB_FIELD_DTYPES, strict=True)):
         data = np.ascontiguousarray(array, dtype=dtype).view(np.uint8).ravel()
         header[field] = (offset, data.size)
         chunks.append(data)

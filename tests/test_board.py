@@ -58,8 +58,8 @@ def test_chess960_flag_only_changes_the_text() -> None:
     board.chess960 = True
     assert board.legal_moves() == moves
     chess960 = [board.move_to_uci(m) for m in moves]
-    assert {s for s, c in zip(standard, chess960) if s != c} == {"e1g1", "e1c1"}
-    assert {c for s, c in zip(standard, chess960) if s != c} == {"e1h1", "e1a1"}
+    assert {s for s, c in zip(standard, chess960, strict=True) if s != c} == {"e1g1", "e1c1"}
+    assert {c for s, c in zip(standard, chess960, strict=True) if s != c} == {"e1h1", "e1a1"}
 
 
 def test_chess960_king_next_to_its_rook() -> None:

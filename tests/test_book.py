@@ -10,8 +10,8 @@ from pathlib import Path
 import chess
 import chess.polyglot
 
-from engine.book import OpeningBook, default_book_path
 from engine.board import Board
+from engine.book import OpeningBook, default_book_path
 from engine.fen import KIWIPETE
 from engine.tools.book_audit import book_positions
 from engine.tools.book_builder import main as build_book

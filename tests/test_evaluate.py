@@ -10,12 +10,11 @@ import numpy as np
 import pytest
 
 import engine.evaluate as E
+from conftest import random_playout_fens
 from engine.board import Board
 from engine.evaluate import evaluate, load_weights, make_evaluator, trace_position
 from engine.searcher import Searcher
 from engine.timeman import Limits
-
-from conftest import random_playout_fens
 
 WEIGHTS = load_weights()
 
@@ -367,7 +366,7 @@ def random_mate_start(pieces: str, seed: int) -> str:
         squares = rng.sample(range(64), 2 + len(pieces))
         board.set_piece_at(squares[0], chess.Piece(chess.KING, chess.WHITE))
         board.set_piece_at(squares[1], chess.Piece(chess.KING, chess.BLACK))
-        for symbol, sq in zip(pieces, squares[2:]):
+        for symbol, sq in zip(pieces, squares[2:], strict=True):
             board.set_piece_at(sq, chess.Piece.from_symbol(symbol))
         if pieces == "BN" and bool(chess.BB_DARK_SQUARES & chess.BB_SQUARES[squares[2]]) != (seed % 2 == 0):
             continue  # even seeds: a dark-squared bishop, odd seeds: a light-squared one

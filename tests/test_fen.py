@@ -8,9 +8,9 @@ import chess
 import chess.polyglot
 import pytest
 
+from engine.bitboards import tables
 from engine.board import Board
 from engine.fen import KIWIPETE, STARTING_FEN, FenError, parse_fen
-from engine.bitboards import tables
 from engine.perft import perft
 
 START = STARTING_FEN
@@ -58,7 +58,8 @@ BAD_FENS = [
     ("ep wrong rank for white", "rnbqkbnr/pppp1ppp/8/8/4p3/8/PPPPPPPP/RNBQKBNR w KQkq e3 0 1", r"wrong rank"),
     ("ep wrong rank for black", "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq e6 0 1", r"wrong rank"),
     ("ep without a double push", f"{PLACEMENT} w KQkq e6 0 1", r"double pawn push"),
-    ("ep with the origin square occupied", "rnbqkbnr/pppppppp/8/4p3/8/8/PPPPPPPP/RNBQKBNR w KQkq e6 0 1", r"double pawn push"),
+    ("ep with the origin square occupied", "rnbqkbnr/pppppppp/8/4p3/8/8/PPPPPPPP/RNBQKBNR w KQkq e6 0 1",
+     r"double pawn push"),
     ("halfmove not a number", f"{PLACEMENT} w KQkq - x 1", r"integers"),
     ("fullmove not a number", f"{PLACEMENT} w KQkq - 0 one", r"integers"),
     ("negative halfmove", f"{PLACEMENT} w KQkq - -1 1", r"out of range"),

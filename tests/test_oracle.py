@@ -84,7 +84,7 @@ class Checker:
         assert set(ucis) == set(their_moves), (
             f"legal moves differ: extra {sorted(set(ucis) - set(their_moves))}, "
             f"missing {sorted(set(their_moves) - set(ucis))} {ctx}")
-        for move, uci in zip(our_moves, ucis):
+        for move, uci in zip(our_moves, ucis, strict=True):
             assert ours.parse_uci(uci) == move, f"parse_uci({uci!r}) is not our move {move} {ctx}"
 
         in_check = theirs.is_check()
@@ -119,7 +119,7 @@ class Checker:
         # make/unmake of every legal move restores every array.
         pos, ply = ours.pos, ours.ply
         before = snapshot(pos)
-        for move, uci in zip(our_moves, ucis):
+        for move, uci in zip(our_moves, ucis, strict=True):
             ours.push(move)
             assert ours.ply == ply + 1
             assert ours.key() == int(compute_key(pos, ours.tab)), f"incremental key after {uci} {ctx}"
@@ -158,8 +158,8 @@ class Checker:
         def offers_ep(m: chess.Move) -> bool:
             if board.piece_type_at(m.from_square) != chess.PAWN or abs(m.to_square - m.from_square) != 16:
                 return False
-            return any(chess.square_distance(m.to_square, p) == 1 and chess.square_rank(p) == chess.square_rank(m.to_square)
-                       for p in enemy_pawns)
+            return any(chess.square_distance(m.to_square, p) == 1
+                       and chess.square_rank(p) == chess.square_rank(m.to_square) for p in enemy_pawns)
 
         special = [m for m in moves if m.promotion or board.is_en_passant(m) or offers_ep(m)]
         castling = [m for m in moves if board.is_castling(m)]
@@ -290,7 +290,7 @@ def test_is_legal_move_accepts_exactly_the_generated_moves() -> None:
 
     out = np.zeros(65536, dtype=np.bool_)
     rng = random.Random(77)
-    positions = kinds = 0
+    positions = 0
     seen_kinds: set[int] = set()
     for fen, chess960 in [(f, False) for f in [chess.STARTING_FEN, *TRICKY_STANDARD]] + [(f, True) for f in TRICKY_960]:
         for _ in range(3):

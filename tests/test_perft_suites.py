@@ -22,7 +22,13 @@ from engine.board import Board
 from engine.fen import STARTING_FEN
 from engine.perft import perft
 from engine.tools.perft_suite import (
-    PerftCase, deepest_under, load_file, parse_epd_line, parse_epd_text, parse_perft_text, sample_cases,
+    PerftCase,
+    deepest_under,
+    load_file,
+    parse_epd_line,
+    parse_epd_text,
+    parse_perft_text,
+    sample_cases,
 )
 
 PERFT_CAP = int(os.environ.get("NUMBAT_PERFT_CAP", 5_000_000))
@@ -144,7 +150,8 @@ epd 8/8/8/8/8/8/8/K6k w - -
 perft 1 3
 """
     first, second = parse_perft_text(text, "t.perft")
-    assert (first.name, first.fen, first.counts, first.line) == ("first", "4k3/8/8/8/8/8/8/4K2R w K -", ((1, 15), (2, 66)), 4)
+    assert (first.name, first.fen, first.counts, first.line) == (
+        "first", "4k3/8/8/8/8/8/8/4K2R w K -", ((1, 15), (2, 66)), 4)
     assert (second.name, second.counts, second.chess960) == ("second", ((1, 3),), True)
     with pytest.raises(ValueError):
         parse_perft_text("perft 1 20\n")

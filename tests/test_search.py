@@ -15,20 +15,32 @@ import pytest
 from conftest import collect_lines
 from engine.bench import BENCH_POSITIONS, BENCH_SIGNATURE
 from engine.board import Board
-from engine.syzygy import empty_tablebases, make_scratch, pack_tablebases
 from engine.evaluate import make_evaluator
 from engine.minimax import minimax
 from engine.moveorder import (
-    SCORE_BAD_CAPTURE, SCORE_GOOD_CAPTURE, SCORE_TT, SCORE_UNDERPROMOTION, key_score, order_key, pick_next,
+    SCORE_BAD_CAPTURE,
+    SCORE_GOOD_CAPTURE,
+    SCORE_TT,
+    SCORE_UNDERPROMOTION,
+    key_score,
+    order_key,
+    pick_next,
 )
 from engine.search import (
-    C_NODES, CONFIG_SIZE, INFINITE, ROOT_COUNT, ROOT_PV_START, new_control, new_search_data, search,
+    C_NODES,
+    CONFIG_SIZE,
+    INFINITE,
+    ROOT_COUNT,
+    ROOT_PV_START,
+    new_control,
+    new_search_data,
+    search,
 )
 from engine.searcher import ASPIRATION_DELTA, Searcher, widen_window
-from engine.timeman import node_share_factor
-from engine.uci import format_info
-from engine.timeman import Limits
+from engine.syzygy import empty_tablebases, make_scratch, pack_tablebases
+from engine.timeman import Limits, node_share_factor
 from engine.tt import MATE, new_table
+from engine.uci import format_info
 
 REPO = Path(__file__).resolve().parents[1]
 ENGINE = [sys.executable, str(REPO / "run_engine.py")]
@@ -84,7 +96,7 @@ MATES = [
 def test_quiescence_tries_quiet_checks_on_its_first_ply_only() -> None:
     """Rd8 mates, but it is a quiet move: the first quiescence ply (depth 0) finds the mate,
     a deeper one (depth -1) searches only the capture axb3 and stands pat on material."""
-    from engine.tt import MATE, MATE_IN_MAX_PLY
+    from engine.tt import MATE_IN_MAX_PLY
 
     board = Board("6k1/5ppp/8/8/8/1n6/P4PPP/3R2K1 w - - 0 1")
 
@@ -148,7 +160,7 @@ def test_unfinished_iteration_keeps_a_root_move_that_proved_better() -> None:
     Node limits stop the kernel at a deterministic point, so a sweep over budgets finds
     the moments at which the iteration under way had already changed its mind."""
     # WAC.031: four moves win, and which one the search prefers changes between iterations.
-    # (WAC.241 served until the weights of session 72 found its mate in complete iterations.)
+    # (WAC.241 served until the weights of 3203bce, 2026-12-04, found its mate in complete iterations.)
     fen = "rb3qk1/pQ3ppp/4p3/3P4/8/1P3N2/1P3PPP/3R2K1 w - - 0 1"
     searcher = Searcher(hash_mb=8)
     changed_mind = 0
@@ -174,7 +186,8 @@ def test_time_follows_the_best_moves_share_of_the_nodes() -> None:
     scales = {}
     for name, fen in [("recapture", "rnbQkbnr/ppp1pppp/8/8/8/8/PPPP1PPP/RNB1KBNR b KQkq - 0 3"),
                       # (a Queen's Gambit Declined: the start position's own share moved
-                      # to 0.86 under session 75's tuned reductions, its 1. e4 / 1. d4 no longer contested at depth 10)
+                      # to 0.86 under the SPSA-tuned reductions of 4477a8e,
+                      # its 1. e4 / 1. d4 no longer contested at depth 10)
                       ("opening", "rnbqkb1r/ppp2ppp/4pn2/3p4/2PP4/2N5/PP2PPPP/R1BQKBNR w KQkq - 2 4")]:
         searcher.new_game()
         board = Board(fen)
@@ -517,11 +530,13 @@ def test_a_search_without_a_clock_starts_no_watchdog_and_a_silent_one_builds_no_
         seen["clock"] = max(seen.get("clock", 0), watchdogs())
 
     reported = Searcher(hash_mb=8)
-    best, ponder = reported.think(Board(BENCH_POSITIONS[2]), Limits(depth=7), lambda info: depth_info(format_info(info)))
+    best, ponder = reported.think(Board(BENCH_POSITIONS[2]), Limits(depth=7),
+                                  lambda info: depth_info(format_info(info)))
     silent = Searcher(hash_mb=8)
     assert silent.think(Board(BENCH_POSITIONS[2]), Limits(depth=7), None) == (best, ponder)
     assert silent.sd.counters[C_NODES] == reported.sd.counters[C_NODES] > 0
     assert [line.split()[2] for line in lines if line.startswith("info depth")][-1] == "7"
-    Searcher(hash_mb=8).think(Board(BENCH_POSITIONS[2]), Limits(movetime=0.2), lambda info: clock_info(format_info(info)))
+    Searcher(hash_mb=8).think(Board(BENCH_POSITIONS[2]), Limits(movetime=0.2),
+                              lambda info: clock_info(format_info(info)))
     assert seen == {"depth": 0, "clock": 1}
     assert watchdogs() == 0  # joined when the search ended

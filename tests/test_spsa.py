@@ -35,12 +35,17 @@ def uci_lines(text: str, tuning: bool) -> list[str]:
     return out.stdout.splitlines()
 
 
-def test_every_tunable_has_its_constant_as_default_and_a_range_around_it() -> None:
+def test_every_tunable_has_its_index_its_default_and_a_range_around_it() -> None:
     names = [t.name for t in TUNABLES]
     assert len(names) == len(set(names))
+    # The kernel reads a tunable at P_<name>, the place its declaration holds in sd.params.
+    assert [getattr(search, "P_" + t.name) for t in search.KERNEL_TUNABLES] == list(range(search.PARAMS_SIZE))
+    assert sorted(n for n in dir(search) if n.startswith("P_")) == sorted("P_" + t.name for t in search.KERNEL_TUNABLES)
+    assert all(type(getattr(search, "P_" + t.name)) is int for t in search.KERNEL_TUNABLES)  # numba: a constant
+    defaults = search.default_params()
     for t in search.KERNEL_TUNABLES:
-        assert t.default == getattr(search, t.name), t.name  # the named constant stays the default
         assert search.PARAM_INDEX[t.name] == getattr(search, "P_" + t.name)
+        assert defaults[search.PARAM_INDEX[t.name]] == t.default, t.name
     for t in TUNABLES:
         assert t.low < t.default < t.high and 0 < t.step < t.high - t.low, t.name
     assert {t.name for t in DRIVER_TUNABLES} == {"LMR_BASE_X100", "LMR_DIVISOR_X100", "ASPIRATION_DELTA"}
@@ -71,7 +76,7 @@ def test_a_tunable_set_through_uci_changes_the_search_and_its_default_restores_i
             return int(info["nodes"])
 
         default = nodes({})
-        rfp, divisor = search.RFP_MARGIN, round(search.LMR_DIVISOR * 100)
+        rfp, divisor = search.KERNEL_TUNABLES[search.P_RFP_MARGIN].default, round(search.LMR_DIVISOR * 100)
         assert nodes({"RFP_MARGIN": rfp}) == default
         assert nodes({"RFP_MARGIN": 140}) != default
         assert nodes({"RFP_MARGIN": rfp, "LMR_DIVISOR_X100": 150}) != default
@@ -207,7 +212,8 @@ def test_report_and_running_elo() -> None:
     curve = spsa.running_elo(state)
     assert len(curve) == 10 and curve[-1][1] > 0 and curve[-1][2] <= curve[-1][1] <= curve[-1][3]
     text = spsa.report(state)
-    assert f"setoption name RFP_MARGIN value {search.RFP_MARGIN}" in text and "10 check pairs" in text
+    rfp = search.KERNEL_TUNABLES[search.P_RFP_MARGIN].default
+    assert f"setoption name RFP_MARGIN value {rfp}" in text and "10 check pairs" in text
 
 
 def test_the_tuner_plays_real_games_with_the_tunables_set(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from itertools import pairwise
 from pathlib import Path
 
 import chess
@@ -18,7 +19,13 @@ from conftest import collect_lines
 from engine.board import Board
 from engine.searcher import Searcher, opponent_has_bare_king
 from engine.strength import (
-    BARE_KING_NODES, ELO_MAX, ELO_MIN, SKILL_MAX, StrengthLevel, level_from_options, skill_to_elo,
+    BARE_KING_NODES,
+    ELO_MAX,
+    ELO_MIN,
+    SKILL_MAX,
+    StrengthLevel,
+    level_from_options,
+    skill_to_elo,
 )
 from engine.timeman import Limits, allocate
 
@@ -74,7 +81,8 @@ def test_a_clocked_go_in_the_same_position_plays_a_book_move(engine: chess.engin
         assert "depth" not in result.info  # answered from the book: no search
 
 
-@pytest.mark.parametrize("go", ["go depth 3", "go nodes 3000", "go mate 2 movetime 300", "go wtime 60000 btime 60000 searchmoves a2a3"])
+@pytest.mark.parametrize("go", ["go depth 3", "go nodes 3000", "go mate 2 movetime 300",
+                                "go wtime 60000 btime 60000 searchmoves a2a3"])
 def test_analysis_go_commands_never_use_the_book(go: str) -> None:
     out = uci_session(["position startpos", go], wait_for="bestmove")
     assert not any("book move" in line for line in out), out
@@ -113,7 +121,7 @@ def test_skill_level_and_uci_elo_map_onto_the_same_level() -> None:
     assert skill_to_elo(0) == ELO_MIN
     assert level_from_options(True, 1000, 20) == StrengthLevel.at_elo(ELO_MIN)  # clamped into the range
     levels = [StrengthLevel.at_elo(elo) for elo in range(ELO_MIN, ELO_MAX + 1, 100)]
-    assert all(a.nodes < b.nodes and a.noise_cp > b.noise_cp for a, b in zip(levels, levels[1:]))
+    assert all(a.nodes < b.nodes and a.noise_cp > b.noise_cp for a, b in pairwise(levels))
     assert levels[-1].noise_cp == 0
 
 
@@ -184,7 +192,8 @@ def test_a_weak_level_answers_a_clocked_go_over_uci() -> None:
     out = uci_session(["setoption name UCI_LimitStrength value true", f"setoption name UCI_Elo value {ELO_MIN + 300}",
                        "position startpos moves e2e4 e7e5", "go wtime 2000 btime 2000 winc 20 binc 20"])
     assert out[-1].startswith("bestmove")
-    assert chess.Move.from_uci(out[-1].split()[1]) in chess.Board("rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2").legal_moves
+    after_e5 = chess.Board("rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2")
+    assert chess.Move.from_uci(out[-1].split()[1]) in after_e5.legal_moves
     assert not [line for line in out if line.startswith("info string error")]
 
 
@@ -250,6 +259,7 @@ def test_gui_options_are_accepted_quietly_and_ponder_works_with_a_limit() -> Non
     ])
     assert out[-1].startswith("bestmove"), out
     move = out[-1].split()[1]
-    assert chess.Move.from_uci(move) in chess.Board("rnbqkbnr/pppppppp/8/8/3P4/8/PPP1PPPP/RNBQKBNR b KQkq - 0 1").legal_moves
+    after_d4 = chess.Board("rnbqkbnr/pppppppp/8/8/3P4/8/PPP1PPPP/RNBQKBNR b KQkq - 0 1")
+    assert chess.Move.from_uci(move) in after_d4.legal_moves
     assert not [line for line in out if line.startswith("info string")
                 and "effective branching factor" not in line and "Syzygy" not in line], out

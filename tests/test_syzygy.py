@@ -24,7 +24,13 @@ from engine.jit import hot_njit
 from engine.movegen import GEN_ALL, generate_moves
 from engine.position import make_move, unmake_move
 from engine.syzygy import (
-    TB_FAIL, empty_tablebases, load_tablebases, make_scratch, probe_table, probe_wdl, probe_wdl_board,
+    TB_FAIL,
+    empty_tablebases,
+    load_tablebases,
+    make_scratch,
+    probe_table,
+    probe_wdl,
+    probe_wdl_board,
 )
 from engine.tools.tb_speed import random_position, random_positions, table_names
 

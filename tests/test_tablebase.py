@@ -45,7 +45,7 @@ def random_position(rng: random.Random, white: str, black: str, turn: bool) -> c
         squares = rng.sample(range(64), 2 + len(white) + len(black))
         board.set_piece_at(squares[0], chess.Piece(chess.KING, chess.WHITE))
         board.set_piece_at(squares[1], chess.Piece(chess.KING, chess.BLACK))
-        for sq, symbol in zip(squares[2:], white.upper() + black.lower()):
+        for sq, symbol in zip(squares[2:], white.upper() + black.lower(), strict=True):
             board.set_piece_at(sq, chess.Piece.from_symbol(symbol))
         board.turn = turn
         if board.is_valid() and board.legal_moves.count():

@@ -5,8 +5,19 @@ from __future__ import annotations
 import pytest
 
 from engine.timeman import (
-    HARD_CLOCK_SHARE, MIN_RESERVE, MIN_THINK, MOVES_HORIZON, SOFT_INCREMENT_SHARE, SUDDEN_DEATH_RESERVE_SHARE, Limits,
-    NODE_SHARE_MIN_DEPTH, allocate, falling_eval_factor, node_share_factor, soft_limit_scale, sudden_death_reserve,
+    HARD_CLOCK_SHARE,
+    MIN_RESERVE,
+    MIN_THINK,
+    MOVES_HORIZON,
+    NODE_SHARE_MIN_DEPTH,
+    SOFT_INCREMENT_SHARE,
+    SUDDEN_DEATH_RESERVE_SHARE,
+    Limits,
+    allocate,
+    falling_eval_factor,
+    node_share_factor,
+    soft_limit_scale,
+    sudden_death_reserve,
 )
 
 OVERHEAD = 0.01
@@ -161,7 +172,7 @@ def test_soft_limit_scale_applies_from_its_depth_with_one_pv() -> None:
 
 
 def test_the_mate_bound_is_the_tables() -> None:
-    from engine.tt import MATE, MATE_IN_MAX_PLY
     from engine import uci
+    from engine.tt import MATE, MATE_IN_MAX_PLY
 
     assert MATE_BOUND == MATE_IN_MAX_PLY and (uci.MATE, uci.MATE_IN_MAX_PLY) == (MATE, MATE_IN_MAX_PLY)

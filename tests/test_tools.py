@@ -283,7 +283,7 @@ def test_pgn_stats_reads_back_what_the_runner_counted(tmp_path: Path) -> None:
         runs.append(run_match(config))
     pairings, engines = tally(read_games([pgn]))
     assert len(pairings) == 2
-    for run, pooled in zip(runs, pairings):
+    for run, pooled in zip(runs, pairings, strict=True):
         counted = run.pairings[0]
         assert (pooled.first, pooled.second) == (counted.first, counted.second)
         assert (pooled.wins, pooled.draws, pooled.losses) == (counted.wins, counted.draws, counted.losses)
@@ -612,7 +612,8 @@ def test_datagen_relabels_a_fens_file_keeping_results_and_chess960_castling(tmp_
                                                      (in_check, "0.0")]
     assert all(s.chess960 for s in samples)  # and "not a record" was skipped (the list above)
     # Read as standard chess, the Chess960 start would lose its castling rights; read as X-FEN it keeps them.
-    assert chess.Board(chess960_start, chess960=True).castling_rights == chess.BB_C1 | chess.BB_F1 | chess.BB_C8 | chess.BB_F8
+    rooks_on_c_and_f = chess.BB_C1 | chess.BB_F1 | chess.BB_C8 | chess.BB_F8
+    assert chess.Board(chess960_start, chess960=True).castling_rights == rooks_on_c_and_f
     assert datagen.filter_reason(samples[2], 3, False, False) == "in check"
 
     class Recorder:  # the board the labelling engine is given keeps the Chess960 castling rights
@@ -622,7 +623,7 @@ def test_datagen_relabels_a_fens_file_keeping_results_and_chess960_castling(tmp_
 
     recorder = Recorder()
     assert datagen.label(recorder, samples[1], chess.engine.Limit(depth=1)).reason == "no score or pv"  # type: ignore[arg-type]
-    assert recorder.board.chess960 and recorder.board.castling_rights == chess.BB_C1 | chess.BB_F1 | chess.BB_C8 | chess.BB_F8
+    assert recorder.board.chess960 and recorder.board.castling_rights == rooks_on_c_and_f
 
     out = tmp_path / "relabelled.txt"
     numbat = f"{sys.executable} {Path(__file__).resolve().parents[1] / 'run_engine.py'}"

@@ -6,8 +6,23 @@ import numpy as np
 import pytest
 
 from engine.tt import (
-    BOUND_EXACT, BOUND_LOWER, BOUND_UPPER, BUCKET, MATE, clear_table, entry_bound, entry_depth, entry_eval,
-    entry_move, entry_score, hashfull, new_table, score_from_tt, score_to_tt, tt_probe, tt_store,
+    BOUND_EXACT,
+    BOUND_LOWER,
+    BOUND_UPPER,
+    BUCKET,
+    MATE,
+    clear_table,
+    entry_bound,
+    entry_depth,
+    entry_eval,
+    entry_move,
+    entry_score,
+    hashfull,
+    new_table,
+    score_from_tt,
+    score_to_tt,
+    tt_probe,
+    tt_store,
 )
 
 
@@ -55,7 +70,7 @@ def test_mate_scores_are_stored_relative_to_the_node() -> None:
 def test_replacement_keeps_deep_entries_and_drops_old_ones() -> None:
     tt = new_table(1)
     keys = same_bucket_keys(tt, 5, BUCKET + 1)
-    for depth, key in zip((10, 2, 8, 6), keys):
+    for depth, key in zip((10, 2, 8, 6), keys[:4], strict=True):
         tt_store(tt, key, 1, 0, 0, depth, BOUND_EXACT)
     tt_store(tt, keys[4], 1, 0, 0, 1, BOUND_EXACT)  # the bucket is full: the shallowest goes
     assert tt_probe(tt, keys[1]) == 0

@@ -5,10 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 import engine.evaluate as E
+from conftest import random_playout_fens
 from engine.board import Board
 from engine.tools.tune import K_LOGISTIC, LinearEval, adam, feature_matrix, sigmoid
-
-from conftest import random_playout_fens
 
 
 def test_the_linear_model_equals_the_kernel() -> None:
@@ -16,7 +15,7 @@ def test_the_linear_model_equals_the_kernel() -> None:
     weights = E.load_weights()
     model = LinearEval(*feature_matrix(fens))
     predicted = model(weights.astype(np.float64))
-    for fen, value in zip(fens, predicted):
+    for fen, value in zip(fens, predicted, strict=True):
         board = Board(fen)
         score = int(E.evaluate(board.pos, board.tab, E.make_evaluator(weights)))
         white = score if board.turn == 0 else -score

@@ -199,7 +199,8 @@ def test_engine_process_starts_no_blas_thread_pool() -> None:
     assert os.cpu_count() > 1  # on one core there is no pool, and the count below would prove nothing
     script = ("import os, sys; from engine.cli import main; main(['eval']); "
               "print(len(os.listdir('/proc/self/task')), os.environ['OPENBLAS_NUM_THREADS'])")
-    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+    pinned = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+    env = {k: v for k, v in os.environ.items() if k not in pinned}
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=str(REPO),
                          env=env)
     assert out.returncode == 0, out.stderr

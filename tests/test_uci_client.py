@@ -66,7 +66,7 @@ def declared_options(lines: list[str]) -> dict[str, tuple[str, dict[str, str]]]:
         if line.startswith("option name "):
             name, rest = line[len("option name "):].split(" type ", 1)
             kind, *fields = rest.split()
-            options[name] = (kind, dict(zip(fields[::2], fields[1::2])))
+            options[name] = (kind, dict(zip(fields[::2], fields[1::2], strict=True)))
     return options
 
 

@@ -93,7 +93,7 @@ CHECK_EVERY = 8        # every this many pairs, one check pair: current values a
 RECORD_EVERY = 10      # keep the values every this many iterations (the plot's paths)
 HANG_TIMEOUT = 30.0    # seconds before a silent engine is killed in fixed-work games: a move takes well
                        # under 1 s here, and a hung engine holds its worker this long (Ethereal 12 without
-                       # restart=on hung every 20 minutes in session 77)
+                       # restart=on hung every 20 minutes, 2026-12-05)
 ELO_WINDOW = 100       # the plot's running Elo: over the last this many check pairs
 STATE_VERSION = 1
 TUNING_SWITCH = "NUMBAT_TUNE"  # engine.uci.TUNING_SWITCH (a test checks), set for the engines we start

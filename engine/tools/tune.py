@@ -13,7 +13,7 @@ colours together, as the trace records them) and ``e`` the rest of the endgame s
     endgame = e + sign(e) * max(c, -|e|)
 
 so the term may bring an advantage to zero but never turn it round.  Its middlegame
-weights are unused and stay at zero.  (Until session 66 the clamp was left out, and the
+weights are unused and stay at zero.  (Until 928421b, 2026-12-03, the clamp was left out, and the
 model let a negative ``c`` hand the advantage to the other side where the kernel stops
 at zero.)
 
