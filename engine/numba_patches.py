@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import copy
 import os
-from collections import defaultdict
 import sys
 import warnings
+from collections import defaultdict
 
 VERIFIED_NUMBA_VERSIONS = frozenset({"0.68.1"})
 SWITCH = "NUMBAT_NUMBA_PATCHES"  # 0 (or false, no, off): plain numba

@@ -40,7 +40,7 @@ def compile_portable_kernels(cache_root: Path) -> Path:
              "sys.exit(0 if j.KERNEL_CPU == j.PORTABLE_CPU and j.kernels_compiled() else 3)")
     subprocess.run([sys.executable, "-m", "engine.cli", "warmup"], cwd=REPO_ROOT, env=env, check=True)
     if subprocess.run([sys.executable, "-c", probe], cwd=REPO_ROOT, env=env, check=False).returncode != 0:
-        raise SystemExit("this machine lacks the portable CPU level (x86-64-v3), so it cannot build the wheel's kernels")
+        raise SystemExit("this machine lacks the portable CPU level (x86-64-v3): it cannot build the kernels")
     folders = [path for path in cache_root.iterdir() if path.is_dir() and path.name.startswith("numba-")]
     assert len(folders) == 1, folders
     return folders[0]
