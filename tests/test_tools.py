@@ -588,15 +588,20 @@ def test_compile_times_report_sums_each_kernels_own_seconds() -> None:
     assert lines[-1] == "| (1 more) | 1 | 0.2 | |"
 
 
-def test_warm_up_steps_cover_the_search_and_default_to_one_job_per_core() -> None:
-    """``numbat warmup`` compiles the search first (the longest step) and never starts more
-    workers than there are steps or cores."""
+def test_warm_up_stages_compile_the_search_after_its_callees_and_default_to_one_job_per_core() -> None:
+    """``numbat warmup`` compiles the search's large callees (evaluation, tablebase prober) in the
+    stage before the search, runs every step once, and never starts more workers than a stage
+    has steps or the machine has cores."""
     import os
 
-    from engine.warmup import WARM_UP_STEPS, default_jobs
+    from engine.warmup import WARM_UP_STAGES, WARM_UP_STEPS, default_jobs
 
-    assert next(iter(WARM_UP_STEPS)) == "search"
-    assert 1 <= default_jobs() <= min(len(WARM_UP_STEPS), len(os.sched_getaffinity(0)))
+    names = [list(stage) for stage in WARM_UP_STAGES]
+    search_stage = next(i for i, stage in enumerate(names) if "search" in stage)
+    earlier = {name for stage in names[:search_stage] for name in stage}
+    assert {"evaluation", "tablebases"} <= earlier
+    assert sorted(WARM_UP_STEPS) == sorted(name for stage in names for name in stage)
+    assert 1 <= default_jobs() <= min(max(map(len, names)), len(os.sched_getaffinity(0)))
 
 
 def test_datagen_relabels_a_fens_file_keeping_results_and_chess960_castling(tmp_path: Path) -> None:
