@@ -33,12 +33,16 @@ walled in its corner, knights and rooks by how closed the pawns are, space, pawn
 threats, complexity, which moves the endgame score towards or away from zero by how
 convertible the advantage is, minor pieces behind a pawn, a bishop's rammed pawns and
 the long diagonal, the king's defenders and its distance to the pawns, a passed pawn's
-safe push, threats by the king and on weak pawns, the king's pawn shelter and the
-enemy's pawn storm file by file, connected, isolated and backward pawns in more
-detail, and threats by attacker and victim).  The search computes one only when the weight table gives it a nonzero
+safe push, threats by the king and on weak pawns, and threats by attacker and
+victim).  The search computes one only when the weight table gives it a nonzero
 weight (``optional_on``, set by ``make_evaluator``); a traced evaluation computes them
 all.  So a new term costs nothing until a fitted weight file switches it on, and an
 ``EvalFile`` is all a match needs to try it.
+
+Each concept has one set of rows: isolated, backward and connected pawns, the king's
+pawn shelter and the enemy's pawn storm are counted only in their detailed tables (by
+file, rank or square).  The coarse twins they once had beside them were folded into
+those tables on 2026-12-06 (``LEGACY_FOLDS``), which left every score unchanged.
 
 When ``traced`` is set the kernel adds every feature count it uses to
 ``feature_counts[colour, term]`` and stores phase, scale and mop-up after the terms:
@@ -117,9 +121,6 @@ MOBILITY_BISHOP = _block("mobility.bishop", range(14))
 MOBILITY_ROOK = _block("mobility.rook", range(15))
 MOBILITY_QUEEN = _block("mobility.queen", range(28))
 PAWN_DOUBLED = _block("pawns", ["doubled"])
-PAWN_ISOLATED = _block("pawns", ["isolated"])
-PAWN_BACKWARD = _block("pawns", ["backward"])
-PAWN_CONNECTED = _block("pawns.connected", range(8))                # + relative rank
 PASSED = _block("passed.rank", range(8))                            # + relative rank
 PASSED_FREE = _block("passed.free_path", range(8))                  # + relative rank
 CANDIDATE = _block("passed.candidate", range(8))                    # + relative rank
@@ -129,15 +130,13 @@ PASSED_SAFE_PUSH = _block("passed.safe_push", range(8))             # + relative
 KING_ATTACKERS = _block("king_safety.attackers", range(8))          # + pieces hitting the zone
 KING_ZONE_ATTACKS = _block("king_safety.zone_attacks", PIECE_NAMES[1:5])  # x squares
 SAFE_CHECKS = _block("king_safety.safe_checks", PIECE_NAMES[1:5])   # x squares
-KING_SHIELD = _block("king_safety.shield", ["near", "far", "missing"])
-KING_STORM = _block("king_safety.storm", ["1", "2", "3", "4"])      # enemy pawn distance
 KING_OPEN_FILE = _block("king_safety", ["open_file"])
 KING_DANGER = _block("king_safety.danger", range(1, MAX_DANGER_UNITS + 1))  # + units - 1 (optional)
 KING_DEFENDERS = _block("king_safety.defenders", range(MAX_DEFENDERS + 1))  # + defenders (optional)
 KING_PAWN_FILE = _block("king.pawn_file_distance", range(8))        # + files to the nearest pawn (optional)
-# The king's pawn shelter and the enemy's pawn storm file by file (optional): for each of
-# the three files around the king, how far ahead its nearest own pawn stands, and how
-# far the nearest enemy pawn, rammed or not.  Files e-h read as their mirror a-d.
+# The king's pawn shelter and the enemy's pawn storm file by file: for each of the three
+# files around the king, how far ahead its nearest own pawn stands, and how far the
+# nearest enemy pawn, rammed or not.  Files e-h read as their mirror a-d.
 SHELTER_FILES = ("a", "b", "c", "d")
 KING_SHELTER = _block("king_safety.shelter", [f"{kind}.{f}.{d}" for kind in ("side_file", "king_file")
                                               for f in SHELTER_FILES for d in range(8)])
@@ -145,9 +144,9 @@ KING_SHELTER = _block("king_safety.shelter", [f"{kind}.{f}.{d}" for kind in ("si
 KING_STORM_FILE = _block("king_safety.storm_file", [f"{kind}.{f}.{d}" for kind in ("free", "blocked")
                                                     for f in SHELTER_FILES for d in range(8)])
 # ... + 32 when our pawn stands just in front of it + 8 * mirrored file + rank distance (7: none)
-# Pawn structure in more detail (optional): connected pawns by square (files e-h read as
-# their mirror a-d), isolated pawns by file, and isolated and backward pawns by whether
-# an enemy pawn stands ahead on the file (on an open file a rook attacks them).
+# Pawn structure: connected pawns by square (files e-h read as their mirror a-d),
+# isolated pawns by file, and isolated and backward pawns by whether an enemy pawn
+# stands ahead on the file (on an open file a rook attacks them).
 PAWN_CONNECTED_SQUARE = _block("pawns.connected_square", [f"{'abcd'[f]}{r + 1}" for r in range(8) for f in range(4)])
 # ... + 4 * relative rank + mirrored file
 PAWN_ISOLATED_FILE = _block("pawns.isolated_file", [f"{kind}.{f}" for kind in ("closed", "open")
@@ -192,7 +191,7 @@ TRACE_PHASE, TRACE_SCALE, TRACE_MOPUP = N_TERMS, N_TERMS + 1, N_TERMS + 2
 # a new term is tried: fitted, handed to the engine in an EvalFile, judged by games.
 (OPT_KING_DANGER, OPT_CORNERED_BISHOP, OPT_CLOSEDNESS, OPT_SPACE, OPT_PAWN_PUSH, OPT_COMPLEXITY,
  OPT_MINOR_BEHIND_PAWN, OPT_BISHOP_PAWNS, OPT_KING_DEFENDERS, OPT_KING_PAWN_FILE, OPT_PASSED_SAFE_PUSH,
- OPT_MORE_THREATS, OPT_SHELTER_BY_FILE, OPT_PAWN_DETAIL, OPT_THREAT_MATRIX) = range(15)
+ OPT_MORE_THREATS, OPT_THREAT_MATRIX) = range(13)
 OPTIONAL_ROWS = (   # (optional term, first row, rows)
     (OPT_KING_DANGER, KING_DANGER, MAX_DANGER_UNITS),
     (OPT_CORNERED_BISHOP, CORNERED_BISHOP, 1),
@@ -206,8 +205,6 @@ OPTIONAL_ROWS = (   # (optional term, first row, rows)
     (OPT_KING_PAWN_FILE, KING_PAWN_FILE, 8),
     (OPT_PASSED_SAFE_PUSH, PASSED_SAFE_PUSH, 8),
     (OPT_MORE_THREATS, THREAT_BY_KING, 2),                       # by the king, and weak pawns
-    (OPT_SHELTER_BY_FILE, KING_SHELTER, 128),                    # shelter and storm rows
-    (OPT_PAWN_DETAIL, PAWN_CONNECTED_SQUARE, 32 + 8 + 16),       # connected, isolated, backward
     (OPT_THREAT_MATRIX, THREAT_MINOR_ON, 15),                    # by minor, rook, queen
 )
 N_OPTIONAL = len(OPTIONAL_ROWS)
@@ -216,8 +213,37 @@ OPTIONAL_TERM_NAMES = frozenset(TERM_NAMES[first + i] for _, first, rows in OPTI
 # piece-square squares of files e-h (read as their mirror image, as before ce28320, 2026-12-03).
 MIRRORED_PSQT_NAMES = frozenset(TERM_NAMES[PSQT + piece * 64 + rel] for piece in range(len(PIECE_NAMES))
                                 for rel in range(64) if rel & 7 >= 4)
-OMITTABLE_TERM_NAMES = OPTIONAL_TERM_NAMES | MIRRORED_PSQT_NAMES
 TRACE_WIDTH = N_TERMS + 3
+
+
+def _legacy_folds() -> dict[str, list[int]]:
+    """Rows of weight files written before 2026-12-06 that the layout no longer has, each
+    with the rows that now carry it.  Each such term was the coarse twin of a detailed one
+    (isolated pawns beside isolated pawns by file, ...): every feature it counted is
+    counted by exactly one row of its twin, so adding its weight to each of those rows
+    scores every position as before."""
+    folds = {"pawns.isolated": [PAWN_ISOLATED_FILE + i for i in range(8)],
+             "pawns.backward": [PAWN_BACKWARD_RANK + i for i in range(16)]}
+    for rank in range(8):
+        folds[f"pawns.connected.{rank}"] = [PAWN_CONNECTED_SQUARE + 4 * rank + f for f in range(4)]
+    shelter_rows = [(kind, f) for kind in (0, 32) for f in range(4)]
+    for label, distances in (("near", (0, 1)), ("far", range(2, 7)), ("missing", (7,))):
+        folds[f"king_safety.shield.{label}"] = [KING_SHELTER + kind + 8 * f + d for kind, f in shelter_rows
+                                                for d in distances]
+    for distance in range(1, 5):
+        folds[f"king_safety.storm.{distance}"] = [KING_STORM_FILE + kind + 8 * f + distance
+                                                  for kind, f in shelter_rows]
+    return folds
+
+
+LEGACY_FOLDS = _legacy_folds()
+LEGACY_TERM_NAMES = frozenset(LEGACY_FOLDS)
+# A file from before the fold may leave the detailed tables out: they read as 0, plus the
+# coarse weight folded into them, as they scored then.
+FOLDED_TERM_NAMES = frozenset(TERM_NAMES[first + i] for first, rows in (
+    (PAWN_CONNECTED_SQUARE, 32), (PAWN_ISOLATED_FILE, 8), (PAWN_BACKWARD_RANK, 16), (KING_SHELTER, 64),
+    (KING_STORM_FILE, 64)) for i in range(rows))
+OMITTABLE_TERM_NAMES = OPTIONAL_TERM_NAMES | MIRRORED_PSQT_NAMES | FOLDED_TERM_NAMES
 
 A_PAWN, A_KNIGHT, A_BISHOP, A_ROOK, A_QUEEN, A_KING, A_ALL = 0, 1, 2, 3, 4, 5, 6
 ATTACK_KINDS = 8
@@ -486,38 +512,30 @@ def _pawn_structure(pos, ev, colour):
     flip = 0 if colour == 0 else 56
     step = 8 if colour == 0 else -8
     passers = U64_ZERO
-    detail = _computes(ev, OPT_PAWN_DETAIL)
     bb = our_pawns
     while bb:
         sq = lsb(bb)
         bb &= bb - U64_ONE
         rel = sq ^ flip
         rank = rel >> 3
-        if detail:   # the optional rows' index parts: file read as a-d, enemy pawn ahead or not
-            mirrored = min(sq & 7, 7 - (sq & 7))
-            open_file = 0 if FORWARD_FILE[colour, sq] & enemy_pawns else 1
+        mirrored = min(sq & 7, 7 - (sq & 7))   # the file read as a-d
+        open_file = 0 if FORWARD_FILE[colour, sq] & enemy_pawns else 1
         mg, eg = _term(mg, eg, ev, colour, MATERIAL, 1)
         mg, eg = _term(mg, eg, ev, colour, PSQT + rel, 1)
         neighbours = ADJACENT_FILES[sq & 7] & our_pawns
         if FORWARD_FILE[colour, sq] & our_pawns:
             mg, eg = _term(mg, eg, ev, colour, PAWN_DOUBLED, 1)
         if neighbours == U64_ZERO:
-            mg, eg = _term(mg, eg, ev, colour, PAWN_ISOLATED, 1)
-            if detail:
-                mg, eg = _term(mg, eg, ev, colour, PAWN_ISOLATED_FILE + 4 * open_file + mirrored, 1)
+            mg, eg = _term(mg, eg, ev, colour, PAWN_ISOLATED_FILE + 4 * open_file + mirrored, 1)
         else:
             phalanx = neighbours & (np.uint64(0xFF) << np.uint64(sq & 56))
             supported = ev.attacks[colour, A_PAWN] & square_bb(sq)
             if phalanx or supported:
-                mg, eg = _term(mg, eg, ev, colour, PAWN_CONNECTED + rank, 1)
-                if detail:
-                    mg, eg = _term(mg, eg, ev, colour, PAWN_CONNECTED_SQUARE + 4 * rank + mirrored, 1)
+                mg, eg = _term(mg, eg, ev, colour, PAWN_CONNECTED_SQUARE + 4 * rank + mirrored, 1)
             elif (neighbours & ~ATTACK_SPAN[colour, sq]) == U64_ZERO and (
                     ev.attacks[enemy, A_PAWN] & square_bb(sq + step)):
                 # Backward: every neighbour has passed it, and an enemy pawn guards its stop square.
-                mg, eg = _term(mg, eg, ev, colour, PAWN_BACKWARD, 1)
-                if detail:
-                    mg, eg = _term(mg, eg, ev, colour, PAWN_BACKWARD_RANK + 8 * open_file + rank, 1)
+                mg, eg = _term(mg, eg, ev, colour, PAWN_BACKWARD_RANK + 8 * open_file + rank, 1)
         if (PASSED_SPAN[colour, sq] & enemy_pawns) == U64_ZERO and (FORWARD_FILE[colour, sq] & our_pawns) == U64_ZERO:
             mg, eg = _term(mg, eg, ev, colour, PASSED + rank, 1)
             passers |= square_bb(sq)
@@ -613,7 +631,6 @@ def _king_safety(pos, tab, ev, colour, units):
     king = lsb(pos.pieces[KING] & pos.colors[colour])
     king_file = min(max(king & 7, 1), 6)
     king_rank = king >> 3
-    by_file = _computes(ev, OPT_SHELTER_BY_FILE)
     for file in range(king_file - 1, king_file + 2):
         ahead = FORWARD_FILE[colour, king_rank * 8 + file] | square_bb(king_rank * 8 + file)
         ours = ahead & our_pawns
@@ -623,25 +640,19 @@ def _king_safety(pos, tab, ev, colour, units):
         if ours:
             nearest = lsb(ours) if colour == 0 else msb(ours)
             our_distance = abs((nearest >> 3) - king_rank)
-            mg, eg = _term(mg, eg, ev, colour, KING_SHIELD + (0 if our_distance <= 1 else 1), 1)
-        else:
-            mg, eg = _term(mg, eg, ev, colour, KING_SHIELD + 2, 1)
-            if theirs == U64_ZERO:
-                mg, eg = _term(mg, eg, ev, colour, KING_OPEN_FILE, 1)
+        elif theirs == U64_ZERO:
+            mg, eg = _term(mg, eg, ev, colour, KING_OPEN_FILE, 1)
         if theirs:
             nearest = lsb(theirs) if colour == 0 else msb(theirs)
             their_distance = abs((nearest >> 3) - king_rank)
-            if 1 <= their_distance <= 4:
-                mg, eg = _term(mg, eg, ev, colour, KING_STORM + their_distance - 1, 1)
-        if by_file:
-            # Shelter and storm by file (optional): a g-pawn missing in front of a king on
-            # g1 is worse than an a-pawn missing beside a king on b1, and a storming pawn
-            # stopped by ours (rammed) opens nothing.
-            mirrored = min(file, 7 - file)
-            on_king_file = 32 if file == (king & 7) else 0
-            mg, eg = _term(mg, eg, ev, colour, KING_SHELTER + on_king_file + 8 * mirrored + our_distance, 1)
-            blocked = 32 if our_distance != 7 and our_distance == their_distance - 1 else 0
-            mg, eg = _term(mg, eg, ev, colour, KING_STORM_FILE + blocked + 8 * mirrored + their_distance, 1)
+        # Shelter and storm by file: a g-pawn missing in front of a king on g1 is worse
+        # than an a-pawn missing beside a king on b1, and a storming pawn stopped by ours
+        # (rammed) opens nothing.
+        mirrored = min(file, 7 - file)
+        on_king_file = 32 if file == (king & 7) else 0
+        mg, eg = _term(mg, eg, ev, colour, KING_SHELTER + on_king_file + 8 * mirrored + our_distance, 1)
+        blocked = 32 if our_distance != 7 and our_distance == their_distance - 1 else 0
+        mg, eg = _term(mg, eg, ev, colour, KING_STORM_FILE + blocked + 8 * mirrored + their_distance, 1)
     # Safe checks this colour could give: squares that check the enemy king, reached
     # by one of our pieces, not occupied by us and not attacked by the enemy.
     attacks = ev.attacks
@@ -1011,19 +1022,27 @@ def load_weights(path: Path | str = WEIGHTS_FILE) -> np.ndarray:
     A file written before the piece-square table covered the whole board names only the
     squares of files a-d; a square of files e-h that the file does not name takes the
     weight of its mirror image (e3 that of d3), so such a file scores as it always did.
+    A row of ``LEGACY_FOLDS`` is added to the rows that now count its feature.
     """
     index = {name: i for i, name in enumerate(TERM_NAMES)}
     weights = np.zeros((N_TERMS, 2), dtype=np.int32)
     named = np.zeros(N_TERMS, dtype=np.bool_)
+    legacy: dict[str, tuple[int, int]] = {}
     for line in Path(path).read_text().splitlines():
         line = line.split("#", 1)[0].strip()
         if not line:
             continue
         name, mg, eg = line.split()
+        if name in LEGACY_FOLDS:
+            legacy[name] = (int(mg), int(eg))
+            continue
         if name not in index:
             raise ValueError(f"{path}: unknown evaluation term {name!r}")
         weights[index[name]] = (int(mg), int(eg))
         named[index[name]] = True
+    for name, value in legacy.items():
+        for row in LEGACY_FOLDS[name]:
+            weights[row] += value
     for piece in range(len(PIECE_NAMES)):
         for rel in range(64):
             row, file = PSQT + piece * 64 + rel, rel & 7

@@ -207,12 +207,14 @@ def _small_integer(text: str) -> bool:
         return False
 
 
-def weights_file_problem(text: str, term_names: list[str], optional: frozenset[str] = frozenset()) -> str | None:
+def weights_file_problem(text: str, term_names: list[str], optional: frozenset[str] = frozenset(),
+                         legacy: frozenset[str] = frozenset()) -> str | None:
     """What is wrong with a weights file's text (``name mg eg`` lines naming every term), or None.
 
     Terms in ``optional`` may be left out (``load_weights`` says what they read as), so a
-    file written before such a term existed still loads."""
-    known = set(term_names)
+    file written before such a term existed still loads; names in ``legacy`` (terms an
+    older layout had, which ``load_weights`` folds into the present ones) are accepted."""
+    known = set(term_names) | legacy
     named: set[str] = set()
     for number, line in enumerate(text.splitlines(), 1):
         fields = line.split("#", 1)[0].split()
@@ -507,14 +509,14 @@ class UciEngine:
         """Hand the searcher the EvalFile's weights; a bad file gets an info string and changes nothing."""
         from pathlib import Path
 
-        from engine.evaluate import OMITTABLE_TERM_NAMES, TERM_NAMES, WEIGHTS_FILE, load_weights
+        from engine.evaluate import LEGACY_TERM_NAMES, OMITTABLE_TERM_NAMES, TERM_NAMES, WEIGHTS_FILE, load_weights
 
         option = self.options["evalfile"]
         name = str(option.value)
         path = WEIGHTS_FILE if name in ("", "<default>") else Path(name).expanduser()
         weights = None
         try:
-            problem = weights_file_problem(path.read_text(), TERM_NAMES, OMITTABLE_TERM_NAMES)
+            problem = weights_file_problem(path.read_text(), TERM_NAMES, OMITTABLE_TERM_NAMES, LEGACY_TERM_NAMES)
             if problem is None:
                 weights = load_weights(path)
         except OSError as exc:

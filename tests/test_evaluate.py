@@ -95,9 +95,9 @@ def test_search_path_and_traced_path_agree() -> None:
 FEATURES = {
     "material": ("4k3/8/8/8/8/8/8/R3K3 w - - 0 1", E.MATERIAL + 3, 1, +1),
     "doubled pawns": ("4k3/4p3/8/8/8/4P3/4P3/4K3 w - - 0 1", E.PAWN_DOUBLED, 1, -1),
-    "isolated pawn": ("4k3/5pp1/8/8/8/8/P5P1/4K3 w - - 0 1", E.PAWN_ISOLATED, 1, -1),
-    "backward pawn": ("4k3/8/8/4p3/2P5/3P4/8/4K3 w - - 0 1", E.PAWN_BACKWARD, 1, -1),
-    "connected pawns": ("4k3/p1p5/8/8/3PP3/8/8/4K3 w - - 0 1", E.PAWN_CONNECTED, 8, +1),
+    "isolated pawn": ("4k3/5pp1/8/8/8/8/P5P1/4K3 w - - 0 1", E.PAWN_ISOLATED_FILE, 8, -1),
+    "backward pawn": ("4k3/8/8/4p3/2P5/3P4/8/4K3 w - - 0 1", E.PAWN_BACKWARD_RANK, 16, -1),
+    "connected pawns": ("4k3/p1p5/8/8/3PP3/8/8/4K3 w - - 0 1", E.PAWN_CONNECTED_SQUARE, 32, +1),
     "passed pawn": ("4k3/8/1P6/8/8/8/8/4K3 w - - 0 1", E.PASSED, 8, +1),
     "candidate passer": ("4k3/8/1p6/8/1PP5/8/8/4K3 w - - 0 1", E.CANDIDATE, 8, +1),
     "free path": ("4k3/8/1P6/8/8/6p1/6B1/4K3 w - - 0 1", E.PASSED_FREE, 8, +1),
@@ -107,7 +107,6 @@ FEATURES = {
     # (with queens, rooks and knights on: self-play weights value a queen's safe check
     # slightly below zero in the endgame, where there is no king attack to support)
     "safe checks": ("6k1/5ppp/1n6/8/8/2N5/1q3PPP/3Q1RK1 w - - 0 1", E.SAFE_CHECKS, 4, +1),
-    "pawn shield": ("r2q1rk1/8/8/8/8/8/5PPP/R2Q1RK1 w - - 0 1", E.KING_SHIELD, 2, +1),
     "bishop pair": ("4k3/8/8/8/8/8/8/2B1KB2 w - - 0 1", E.BISHOP_PAIR, 1, +1),
     # (with queens on: the rook's file is a middlegame asset, and the fitted endgame weight,
     # beside the rook's mobility, is near zero)
@@ -133,6 +132,19 @@ def test_each_feature_is_counted_moves_the_total_and_has_its_chess_sign(feature:
         bumped[t] += 50 * np.sign(int(found[0, t]) - int(found[1, t]))
     assert white_score(fen, bumped) > white_score(fen), "the weight does not reach the total"
     assert sign * sum(contribution(fen, t) for t in used) > 0, "tuned weight has the wrong sign"
+
+
+def test_a_pawn_shelter_is_worth_more_than_none() -> None:
+    """Every file around each king takes one shelter row (a table by how far ahead our
+    nearest pawn stands), so the count alone cannot favour a side: the fitted weights must.
+    White's king has f2, g2 and h2 in front of it, Black's none."""
+    fen = "r2q1rk1/8/8/8/8/8/5PPP/R2Q1RK1 w - - 0 1"
+    found = counts(fen)
+    rows = range(E.KING_SHELTER, E.KING_SHELTER + 64)
+    # h, f and g (the king's file, read as b) one rank ahead for White; none ahead for Black
+    assert [t - E.KING_SHELTER for t in rows if found[0, t]] == [8 * 0 + 1, 8 * 2 + 1, 32 + 8 * 1 + 1]
+    assert [t - E.KING_SHELTER for t in rows if found[1, t]] == [8 * 0 + 7, 8 * 2 + 7, 32 + 8 * 1 + 7]
+    assert sum(contribution(fen, t) for t in rows) > 0
 
 
 def test_candidate_passer_needs_as_many_helpers_as_sentries() -> None:
@@ -301,13 +313,31 @@ def test_connected_isolated_and_backward_pawns_in_detail() -> None:
     # Backward: c2 behind b3 and d3, its stop square c3 guarded by Black's b4; the c-file
     # ahead of it is closed by c6.
     found = counts("4k3/8/2p5/8/1p6/1P1P4/2P5/4K3 w - - 0 1")
-    assert found[0, E.PAWN_BACKWARD] == 1
+    assert found[0, E.PAWN_BACKWARD_RANK:E.PAWN_BACKWARD_RANK + 16].sum() == 1
     assert found[0, E.PAWN_BACKWARD_RANK + 1] == 1               # closed, on its 2nd rank
     found = counts("4k3/8/8/8/1p6/1P1P4/2P5/4K3 w - - 0 1")
     assert found[0, E.PAWN_BACKWARD_RANK + 8 + 1] == 1           # the same on an open file
-    assert found[:, E.PAWN_CONNECTED_SQUARE:E.PAWN_BACKWARD_RANK + 16].sum() == (
-        found[:, E.PAWN_CONNECTED:E.PAWN_CONNECTED + 8].sum() + found[:, E.PAWN_ISOLATED].sum()
-        + found[:, E.PAWN_BACKWARD].sum())
+    # Every pawn is counted once at most among connected, isolated and backward: here
+    # White's b3 and d3 are isolated (c2 stands behind them) and c2 is backward, Black's b4 isolated.
+    assert found[0, E.PAWN_CONNECTED_SQUARE:E.PAWN_BACKWARD_RANK + 16].sum() == 3
+    assert found[1, E.PAWN_CONNECTED_SQUARE:E.PAWN_BACKWARD_RANK + 16].sum() == 1
+
+
+def test_a_weights_file_with_the_coarse_twin_rows_scores_as_it_did(tmp_path) -> None:
+    """A weights file written before the coarse pawn and shield/storm rows were folded into
+    their detailed twins (2026-12-06) loads with each coarse weight added to every row that
+    counts its feature: one isolated pawn scores the old isolated weight plus its file's."""
+    legacy = {"pawns.isolated": (-10, -20), "king_safety.shield.missing": (-30, 5), "king_safety.storm.2": (-7, 0)}
+    path = tmp_path / "legacy.txt"
+    path.write_text("".join(f"{name} {mg} {eg}\n" for name, (mg, eg) in legacy.items()))
+    weights = E.load_weights(path)
+    assert weights[E.PAWN_ISOLATED_FILE:E.PAWN_ISOLATED_FILE + 8].tolist() == [[-10, -20]] * 8
+    missing = [E.KING_SHELTER + kind + 8 * f + 7 for kind in (0, 32) for f in range(4)]
+    assert weights[missing].tolist() == [[-30, 5]] * 8
+    assert weights[E.KING_SHELTER + 6, 0] == 0                   # a pawn six ranks ahead is not missing
+    storm = [E.KING_STORM_FILE + kind + 8 * f + 2 for kind in (0, 32) for f in range(4)]
+    assert weights[storm].tolist() == [[-7, 0]] * 8
+    assert np.count_nonzero(weights) == 2 * 8 + 2 * 8 + 8        # nothing else (the storm row has no eg)
 
 
 def test_threats_by_attacker_and_victim_count_what_no_enemy_pawn_guards() -> None:
