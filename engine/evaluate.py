@@ -240,9 +240,9 @@ LEGACY_FOLDS = _legacy_folds()
 LEGACY_TERM_NAMES = frozenset(LEGACY_FOLDS)
 # A file from before the fold may leave the detailed tables out: they read as 0, plus the
 # coarse weight folded into them, as they scored then.
-FOLDED_TERM_NAMES = frozenset(TERM_NAMES[first + i] for first, rows in (
-    (PAWN_CONNECTED_SQUARE, 32), (PAWN_ISOLATED_FILE, 8), (PAWN_BACKWARD_RANK, 16), (KING_SHELTER, 64),
-    (KING_STORM_FILE, 64)) for i in range(rows))
+FOLDED_TERM_NAMES = frozenset(name for name in TERM_NAMES if name.startswith((
+    "pawns.connected_square.", "pawns.isolated_file.", "pawns.backward_rank.", "king_safety.shelter.",
+    "king_safety.storm_file.")))
 OMITTABLE_TERM_NAMES = OPTIONAL_TERM_NAMES | MIRRORED_PSQT_NAMES | FOLDED_TERM_NAMES
 
 A_PAWN, A_KNIGHT, A_BISHOP, A_ROOK, A_QUEEN, A_KING, A_ALL = 0, 1, 2, 3, 4, 5, 6

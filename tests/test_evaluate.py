@@ -318,7 +318,7 @@ def test_connected_isolated_and_backward_pawns_in_detail() -> None:
     found = counts("4k3/8/8/8/1p6/1P1P4/2P5/4K3 w - - 0 1")
     assert found[0, E.PAWN_BACKWARD_RANK + 8 + 1] == 1           # the same on an open file
     # Every pawn is counted once at most among connected, isolated and backward: here
-    # White's b3 and d3 are isolated (c2 stands behind them) and c2 is backward, Black's b4 isolated.
+    # White's b3 and d3 are connected (c2 guards them) and c2 is backward; Black's b4 is isolated.
     assert found[0, E.PAWN_CONNECTED_SQUARE:E.PAWN_BACKWARD_RANK + 16].sum() == 3
     assert found[1, E.PAWN_CONNECTED_SQUARE:E.PAWN_BACKWARD_RANK + 16].sum() == 1
 
