@@ -142,6 +142,13 @@ class CoreLoader:
         if self._error is not None:
             raise RuntimeError(f"engine core failed to load: {self._error!r}")
 
+    def abort(self) -> None:
+        """Stop a cold compile still under way, so that the process can exit at once."""
+        if self._thread is not None and self._thread.is_alive():
+            from engine.warmup import abort_warm_up
+
+            abort_warm_up()
+
 
 def parse_int(token: str, name: str, low: int, high: int) -> int:
     """An integer token clamped to [low, high]; UciError if it is not an integer."""
@@ -859,4 +866,5 @@ def main(stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
         engine.line_arrived = arrived
         if not engine.handle(line):
             break
+    engine.core.abort()
     return 0

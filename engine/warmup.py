@@ -12,17 +12,19 @@ by side: stage one compiles the evaluation in one process and the tablebase prob
 the move generator in another; stage two compiles the search in one process and
 everything else (perft, the board operations, the teaching minimax) in the other.  The
 calling process then loads every kernel from the cache the workers filled, which
-compiles whatever a worker left out.
+compiles whatever a worker left out.  ``abort_warm_up`` stops a cold compile at once (the
+UCI loop calls it on ``quit``, so that a GUI closing the engine mid-compile does not wait for it).
 """
 
 from __future__ import annotations
 
 import gc
 import os
+import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
+from multiprocessing.process import BaseProcess
 
 
 def settle_heap() -> None:
@@ -133,11 +135,66 @@ WARM_UP_STAGES: tuple[dict[str, Callable[[], None]], ...] = (
 WARM_UP_STEPS: dict[str, Callable[[], None]] = {name: step for stage in WARM_UP_STAGES for name, step in stage.items()}
 
 
-def _run_step(name: str) -> float:
-    """Run one warm-up step (in a worker process); return its seconds."""
-    start = time.perf_counter()
+def _exit_when_orphaned(parent: int) -> None:
+    """End this worker once its parent is gone (a GUI may kill an engine that is slow to quit)."""
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    os._exit(1)
+
+
+def _run_step(name: str, parent: int) -> None:
+    """Run one warm-up step (the target of a worker process); end with the parent process."""
+    threading.Thread(target=_exit_when_orphaned, args=(parent,), daemon=True).start()
     WARM_UP_STEPS[name]()
-    return time.perf_counter() - start
+
+
+class WarmUpAborted(Exception):
+    """A cold warm-up stopped by ``abort_warm_up``."""
+
+
+_workers: list[BaseProcess] = []  # the worker processes of the warm-up in progress
+_workers_lock = threading.Lock()
+_aborted = threading.Event()
+
+
+def abort_warm_up() -> None:
+    """Stop a warm-up in progress: kill its worker processes and start no further step.
+
+    Without it, a process quitting during a cold compile would wait for the compile
+    under way in each worker (up to a minute) before it could exit.
+    """
+    with _workers_lock:
+        _aborted.set()
+        for process in _workers:
+            process.kill()
+
+
+def compile_in_workers(jobs: int) -> None:
+    """Run each stage's steps in fresh spawned processes, ``jobs`` at a time, stage after stage.
+
+    Spawned, so that each imports numba cleanly.  A worker that fails leaves its kernels
+    out of the cache; the calling process's own pass compiles them (and shows the error).
+    Raises WarmUpAborted once ``abort_warm_up`` has been called.
+    """
+    context = get_context("spawn")
+    for stage in WARM_UP_STAGES:
+        names = list(stage)
+        for first in range(0, len(names), jobs):
+            with _workers_lock:
+                if _aborted.is_set():
+                    raise WarmUpAborted
+                batch = [context.Process(target=_run_step, args=(name, os.getpid()), name=f"numbat-warmup-{name}",
+                                         daemon=True) for name in names[first:first + jobs]]
+                for process in batch:
+                    process.start()
+                _workers.extend(batch)
+            for process in batch:
+                process.join()
+            with _workers_lock:
+                for process in batch:
+                    _workers.remove(process)
+    if _aborted.is_set():
+        raise WarmUpAborted
 
 
 def default_jobs() -> int:
@@ -169,10 +226,7 @@ def warm_up(jobs: int | None = None) -> float:
     if jobs is None:
         jobs = default_jobs() if cache_is_empty() else 1
     if jobs > 1:
-        context = get_context("spawn")
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-            for stage in WARM_UP_STAGES:
-                list(pool.map(_run_step, stage))
+        compile_in_workers(jobs)
     for step in WARM_UP_STEPS.values():
         step()
     return time.perf_counter() - start

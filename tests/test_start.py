@@ -183,6 +183,57 @@ def test_a_cold_start_says_it_compiles_and_answers_readyok_when_a_search_can_run
     assert answer < 1.0, f"the first go took {answer:.2f} s on a one-second clock"
 
 
+def processes_using(marker: str) -> list[int]:
+    """The ids of the live processes whose environment holds ``marker`` (Linux's /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                environ = (entry / "environ").read_bytes()
+                state = next(line for line in (entry / "status").read_text().splitlines() if line.startswith("State:"))
+            except (OSError, StopIteration):
+                continue
+            if marker.encode() in environ and "zombie" not in state:
+                found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.parametrize("ending", ["quit", "kill"])
+def test_an_engine_ended_during_a_cold_compile_exits_at_once_and_leaves_no_compiler_running(
+        tmp_path: Path, ending: str) -> None:
+    """A GUI may close the engine during its first start: by ``quit``, or by killing it when it is slow to go."""
+    cache = str(tmp_path / "cold-cache")
+    env = {**os.environ, "NUMBAT_CACHE_DIR": cache, "NUMBAT_CPU": "native"}
+    proc = subprocess.Popen(ENGINE, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            text=True, env=env, cwd=tmp_path)
+    assert proc.stdin and proc.stdout
+    try:
+        proc.stdin.write("uci\n")
+        proc.stdin.flush()
+        while not proc.stdout.readline().startswith("uciok"):
+            pass
+        deadline = time.perf_counter() + 30
+        while len(processes_using(cache)) < 2:  # the engine and its compiling workers
+            assert time.perf_counter() < deadline, "no compile started after uci on an empty cache"
+            time.sleep(0.1)
+        time.sleep(1.0)  # well inside the compile (a minute or more)
+        ended = time.perf_counter()
+        if ending == "quit":
+            proc.stdin.write("quit\n")
+            proc.stdin.flush()
+        else:
+            proc.kill()
+        proc.wait(timeout=60)
+        exit_seconds = time.perf_counter() - ended
+    finally:
+        proc.kill()
+    assert exit_seconds < 5, f"{ending} took {exit_seconds:.1f} s during a cold compile"
+    deadline = time.perf_counter() + 5
+    while processes_using(cache):
+        assert time.perf_counter() < deadline, f"compile processes outlived the engine: {processes_using(cache)}"
+        time.sleep(0.1)
+
+
 def wheel_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The wheel under test: ``$NUMBAT_WHEEL`` (what ``.ci/run`` builds), else built here."""
     given = os.environ.get("NUMBAT_WHEEL")
