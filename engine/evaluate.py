@@ -106,6 +106,8 @@ def _board_labels() -> list[str]:
 
 
 MAX_DANGER_UNITS = 24   # king danger: attack units beyond this share the last row
+DANGER_POINTS_PER_ROW = 8   # king danger index: danger points per row of its table
+DANGER_INDEX_ROWS = 32      # points beyond the last row's share it
 MAX_DEFENDERS = 8       # king defenders: pawns and minor pieces of the king's own zone (at most 8)
 MAX_CLOSEDNESS = 8      # closedness runs from 0 (open) to this
 # Complexity: what makes an endgame advantage easy or hard to turn into a win, counted
@@ -132,6 +134,9 @@ KING_ZONE_ATTACKS = _block("king_safety.zone_attacks", PIECE_NAMES[1:5])  # x sq
 SAFE_CHECKS = _block("king_safety.safe_checks", PIECE_NAMES[1:5])   # x squares
 KING_OPEN_FILE = _block("king_safety", ["open_file"])
 KING_DANGER = _block("king_safety.danger", range(1, MAX_DANGER_UNITS + 1))  # + units - 1 (optional)
+KING_DANGER_INDEX = _block("king_safety.danger_index",
+                           [f"{row * DANGER_POINTS_PER_ROW}+" for row in range(DANGER_INDEX_ROWS)])
+# ... + min(danger points // DANGER_POINTS_PER_ROW, DANGER_INDEX_ROWS - 1), for points > 0 (optional)
 KING_DEFENDERS = _block("king_safety.defenders", range(MAX_DEFENDERS + 1))  # + defenders (optional)
 KING_PAWN_FILE = _block("king.pawn_file_distance", range(8))        # + files to the nearest pawn (optional)
 # The king's pawn shelter and the enemy's pawn storm file by file: for each of the three
@@ -191,7 +196,7 @@ TRACE_PHASE, TRACE_SCALE, TRACE_MOPUP = N_TERMS, N_TERMS + 1, N_TERMS + 2
 # a new term is tried: fitted, handed to the engine in an EvalFile, judged by games.
 (OPT_KING_DANGER, OPT_CORNERED_BISHOP, OPT_CLOSEDNESS, OPT_SPACE, OPT_PAWN_PUSH, OPT_COMPLEXITY,
  OPT_MINOR_BEHIND_PAWN, OPT_BISHOP_PAWNS, OPT_KING_DEFENDERS, OPT_KING_PAWN_FILE, OPT_PASSED_SAFE_PUSH,
- OPT_MORE_THREATS, OPT_THREAT_MATRIX) = range(13)
+ OPT_MORE_THREATS, OPT_THREAT_MATRIX, OPT_KING_DANGER_INDEX) = range(14)
 OPTIONAL_ROWS = (   # (optional term, first row, rows)
     (OPT_KING_DANGER, KING_DANGER, MAX_DANGER_UNITS),
     (OPT_CORNERED_BISHOP, CORNERED_BISHOP, 1),
@@ -206,6 +211,7 @@ OPTIONAL_ROWS = (   # (optional term, first row, rows)
     (OPT_PASSED_SAFE_PUSH, PASSED_SAFE_PUSH, 8),
     (OPT_MORE_THREATS, THREAT_BY_KING, 2),                       # by the king, and weak pawns
     (OPT_THREAT_MATRIX, THREAT_MINOR_ON, 15),                    # by minor, rook, queen
+    (OPT_KING_DANGER_INDEX, KING_DANGER_INDEX, DANGER_INDEX_ROWS),
 )
 N_OPTIONAL = len(OPTIONAL_ROWS)
 OPTIONAL_TERM_NAMES = frozenset(TERM_NAMES[first + i] for _, first, rows in OPTIONAL_ROWS for i in range(rows))
@@ -246,6 +252,7 @@ FOLDED_TERM_NAMES = frozenset(name for name in TERM_NAMES if name.startswith((
 OMITTABLE_TERM_NAMES = OPTIONAL_TERM_NAMES | MIRRORED_PSQT_NAMES | FOLDED_TERM_NAMES
 
 A_PAWN, A_KNIGHT, A_BISHOP, A_ROOK, A_QUEEN, A_KING, A_ALL = 0, 1, 2, 3, 4, 5, 6
+A_TWICE = 7   # squares attacked at least twice (filled only for the king danger index)
 ATTACK_KINDS = 8
 
 # ---------------------------------------------------------------------------
@@ -267,6 +274,21 @@ MOPUP_BONUS = 200                 # a won ending is worth more than its material
 # without the queen make no attack.
 ZONE_ATTACK_UNITS = np.array([0, 0, 2, 2, 3, 5, 0, 0], dtype=np.int64)   # by piece type
 CHECK_UNITS_KNIGHT, CHECK_UNITS_BISHOP, CHECK_UNITS_ROOK, CHECK_UNITS_QUEEN = 3, 2, 4, 4
+# The king danger index (optional): how exposed a king is, in danger points, one row of a
+# fitted table per DANGER_POINTS_PER_ROW points, so that the fit gives the table its shape
+# (a quadratic rise in the middlegame and a linear one in the endgame is what engines find).
+# It counts only when the attacker has two pieces on the king's area, or one and a queen.
+# The inputs and their relative sizes follow Ethereal 12's king safety (its KS* constants,
+# here at a quarter of its scale); they are fixed, the table is fitted.
+DANGER_ATTACKER_WEIGHT = np.array([0, 0, 4, 2, 3, 2, 0, 0], dtype=np.int64)  # by piece type, x attackers
+DANGER_AREA_ATTACK = 11     # per attack on a square of the area, scaled to a nine-square area
+DANGER_WEAK_SQUARE = 10     # per square of the area we attack that only the king or queen defends, once at most
+DANGER_SHIELD_PAWN = -6     # per defending pawn in the area on a square that is not weak
+DANGER_NO_QUEEN = -69       # the attacker has no queen
+DANGER_SAFE_CHECK_KNIGHT, DANGER_SAFE_CHECK_BISHOP = 31, 13   # per square a safe check can be given from
+DANGER_SAFE_CHECK_ROOK, DANGER_SAFE_CHECK_QUEEN = 24, 24
+DANGER_ADJUSTMENT = -5
+NO_KING_ATTACK = -(1 << 30)  # danger points of an attack that does not count
 QUEEN_FLANK = np.uint64(0x0F0F0F0F0F0F0F0F)   # files a-d (complexity: pawns on both flanks)
 KING_FLANK = np.uint64(0xF0F0F0F0F0F0F0F0)    # files e-h
 # Space: the centre files c-f on a side's own ranks 2-4.
@@ -378,7 +400,8 @@ def _pawn_attack_span(pawns, colour):
 @hot_njit(inline="always")
 def _pieces(pos, tab, ev, colour):
     """Material, piece-square, mobility, piece and king-zone attack terms of one colour:
-    (mg, eg, attack units on the enemy king for the optional king danger, else 0).
+    (mg, eg, attack units on the enemy king for the optional king danger, else 0,
+    the attackers' share of the optional danger index, else NO_KING_ATTACK).
 
     Fills ``ev.attacks[colour]``; needs ``ev.attacks[enemy, A_PAWN]`` already set.
     """
@@ -399,6 +422,7 @@ def _pieces(pos, tab, ev, colour):
     danger_on = _computes(ev, OPT_KING_DANGER)
     behind_on = _computes(ev, OPT_MINOR_BEHIND_PAWN)
     bishop_pawns_on = _computes(ev, OPT_BISHOP_PAWNS)
+    index_on = _computes(ev, OPT_KING_DANGER_INDEX)
     # Squares right behind a pawn of either colour, seen from our side (minor behind pawn).
     # (Only worked out when their terms are computed: the search pays nothing for them otherwise.)
     pawns = pos.pieces[PAWN]
@@ -412,6 +436,15 @@ def _pieces(pos, tab, ev, colour):
     attackers = 0
     danger = 0
     queen_attacks = False
+    attacker_weight = 0   # danger index: the zone attackers' weights and their attacks on it
+    area_attacks = 0
+    seen = attacks[colour, A_PAWN]   # danger index: squares attacked once so far, and twice
+    twice = U64_ZERO
+    if index_on:
+        if colour == 0:   # squares two of our pawns attack
+            twice = ((our_pawns & ~FILE_A) << U64_SEVEN) & ((our_pawns & ~FILE_H) << U64_NINE)
+        else:
+            twice = ((our_pawns & ~FILE_A) >> U64_NINE) & ((our_pawns & ~FILE_H) >> U64_SEVEN)
     for kind in range(A_KNIGHT, A_QUEEN + 1):
         attacks[colour, kind] = U64_ZERO
     bb = us & ~pos.pieces[PAWN]   # pawns are scored with the pawn structure (and cached)
@@ -469,6 +502,9 @@ def _pieces(pos, tab, ev, colour):
             reach = bishop_attacks(tab, sq, occupied) | rook_attacks(tab, sq, occupied)
             mg, eg = _term(mg, eg, ev, colour, MOBILITY_QUEEN + popcount(reach & mobility_area), 1)
         attacks[colour, piece_type - 1] |= reach   # A_KNIGHT .. A_QUEEN follow piece types
+        if index_on:
+            twice |= seen & reach
+            seen |= reach
         # An outpost: a minor piece on the 4th-6th rank, guarded by a pawn, that no
         # enemy pawn can ever chase away.
         if (piece_type == KNIGHT or piece_type == BISHOP) and 3 <= rank <= 5:
@@ -480,7 +516,11 @@ def _pieces(pos, tab, ev, colour):
             if danger_on:
                 danger += ZONE_ATTACK_UNITS[piece_type]
                 queen_attacks |= piece_type == QUEEN
-            mg, eg = _term(mg, eg, ev, colour, KING_ZONE_ATTACKS + piece_type - KNIGHT, popcount(zone_hits))
+            hits = popcount(zone_hits)
+            if index_on:
+                attacker_weight += DANGER_ATTACKER_WEIGHT[piece_type]
+                area_attacks += hits
+            mg, eg = _term(mg, eg, ev, colour, KING_ZONE_ATTACKS + piece_type - KNIGHT, hits)
     if attackers > 0:
         mg, eg = _term(mg, eg, ev, colour, KING_ATTACKERS + min(attackers, 7), 1)
     # One piece alone (but the queen) makes no attack; _king_safety adds the safe checks.
@@ -494,7 +534,15 @@ def _pieces(pos, tab, ev, colour):
     for kind in range(A_KNIGHT, A_QUEEN + 1):
         every |= attacks[colour, kind]
     attacks[colour, A_ALL] = every
-    return mg, eg, danger
+    # The attackers' share of the king danger index (optional): their number times their
+    # weights, and their attacks on the king's area as if it had nine squares.
+    index_base = NO_KING_ATTACK
+    if index_on:
+        attacks[colour, A_TWICE] = twice | (seen & attacks[colour, A_KING])
+        has_queen = (pos.pieces[QUEEN] & us) != U64_ZERO
+        if attackers >= (1 if has_queen else 2):
+            index_base = attackers * attacker_weight + DANGER_AREA_ATTACK * 9 * area_attacks // popcount(king_zone)
+    return mg, eg, danger, index_base
 
 
 @hot_njit(inline="always")
@@ -619,10 +667,11 @@ def _pawns(pos, ev):
 
 
 @hot_njit(inline="always")
-def _king_safety(pos, tab, ev, colour, units):
+def _king_safety(pos, tab, ev, colour, units, index_base):
     """Pawn shield, pawn storm and open files around one colour's king; its safe checks on
-    the other, and (optional) the king danger of ``units`` plus those checks, the king's
-    defenders and its distance to the nearest pawn file."""
+    the other, and (optional) the king danger of ``units`` plus those checks, the danger
+    index of its attack from ``index_base`` on, the king's defenders and its distance to
+    the nearest pawn file."""
     mg = 0
     eg = 0
     enemy = 1 - colour
@@ -687,6 +736,21 @@ def _king_safety(pos, tab, ev, colour, units):
             units += CHECK_UNITS_QUEEN
         mg, eg = _term(mg, eg, ev, colour, KING_DANGER + min(units, MAX_DANGER_UNITS) - 1, 1)
     p = pos.pieces
+    if index_base != NO_KING_ATTACK:   # the danger index of this colour's attack (optional)
+        area = king_attacks(tab, enemy_king) | square_bb(enemy_king)
+        weak = (attacks[colour, A_ALL] & ~attacks[enemy, A_TWICE]
+                & (~attacks[enemy, A_ALL] | attacks[enemy, A_QUEEN] | attacks[enemy, A_KING]))
+        points = (index_base
+                  + DANGER_WEAK_SQUARE * popcount(weak & area)
+                  + DANGER_SHIELD_PAWN * popcount(enemy_pawns & area & ~weak)
+                  + DANGER_SAFE_CHECK_KNIGHT * knight_checks + DANGER_SAFE_CHECK_BISHOP * bishop_checks
+                  + DANGER_SAFE_CHECK_ROOK * rook_checks + DANGER_SAFE_CHECK_QUEEN * queen_checks
+                  + DANGER_ADJUSTMENT)
+        if (p[QUEEN] & pos.colors[colour]) == U64_ZERO:
+            points += DANGER_NO_QUEEN
+        if points > 0:
+            row = min(points // DANGER_POINTS_PER_ROW, DANGER_INDEX_ROWS - 1)
+            mg, eg = _term(mg, eg, ev, colour, KING_DANGER_INDEX + row, 1)
     if _computes(ev, OPT_KING_DEFENDERS):
         # Defenders (optional): our pawns, knights and bishops next to our king.
         zone = king_attacks(tab, king)
@@ -941,8 +1005,8 @@ def evaluate(pos, tab, ev):
     ev.attacks[0, A_PAWN] = _pawn_attack_span(p[PAWN] & pos.colors[0], 0)
     ev.attacks[1, A_PAWN] = _pawn_attack_span(p[PAWN] & pos.colors[1], 1)
     # Step 2. Pieces but pawns: material, piece-square, mobility, rooks, outposts, king-zone attacks.
-    mg_w, eg_w, danger_w = _pieces(pos, tab, ev, 0)
-    mg_b, eg_b, danger_b = _pieces(pos, tab, ev, 1)
+    mg_w, eg_w, danger_w, index_w = _pieces(pos, tab, ev, 0)
+    mg_b, eg_b, danger_b, index_b = _pieces(pos, tab, ev, 1)
     # Step 3. Pawns: material, piece-square and structure (cached by pawn placement), then
     # what their passed pawns' race owes to the other pieces.
     pawn_mg, pawn_eg, passers_w, passers_b = _pawns(pos, ev)
@@ -953,10 +1017,10 @@ def evaluate(pos, tab, ev):
     mg_b += m
     eg_b += e
     # Step 4. King safety (needs both sides' attack maps).
-    m, e = _king_safety(pos, tab, ev, 0, danger_w)
+    m, e = _king_safety(pos, tab, ev, 0, danger_w, index_w)
     mg_w += m
     eg_w += e
-    m, e = _king_safety(pos, tab, ev, 1, danger_b)
+    m, e = _king_safety(pos, tab, ev, 1, danger_b, index_b)
     mg_b += m
     eg_b += e
     # Step 5. Threats.

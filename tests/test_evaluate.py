@@ -214,6 +214,27 @@ def test_king_danger_adds_attack_units_and_safe_checks() -> None:
     assert danger_rows("6k1/5ppp/8/3Q4/8/8/8/4K3 w - - 0 1") == [9]
 
 
+def danger_index_rows(fen: str) -> list[int]:
+    """The rows of White's king danger index on the black king that the trace counted."""
+    return [int(row) for row in np.flatnonzero(counts(fen)[0, E.KING_DANGER_INDEX:E.KING_DANGER_INDEX + 32])]
+
+
+def test_the_king_danger_index_adds_its_inputs_in_danger_points() -> None:
+    # Knight g5 and rook h1 on g8's six-square area: 2 attackers x (4 + 3), 3 attacks on it
+    # as 11 x 9 x 3 // 6 = 49; f7 and h7 weak (only the king guards them) +20; g7 a shield
+    # pawn -6; no safe check; no queen -69; adjustment -5: 3 points, row 0.
+    assert danger_index_rows("6k1/5ppp/8/6N1/8/8/8/4K2R w - - 0 1") == [0]
+    # The knight alone is no attack, and nor is it beside a rook far from the king.
+    assert danger_index_rows("6k1/5ppp/8/6N1/8/8/8/4K3 w - - 0 1") == []
+    assert danger_index_rows("6k1/5ppp/8/6N1/8/8/8/R3K3 w - - 0 1") == []
+    # The queen alone is: 1 x 2, one attack (f7) 16, f7 weak 10, g7 and h7 -12, safe
+    # checks from d8 and a8 2 x 24, adjustment -5: 59 points, row 7.
+    assert danger_index_rows("6k1/5ppp/8/3Q4/8/8/8/4K3 w - - 0 1") == [7]
+    # A rook on f8 guards f7 a second time (not weak: three shield pawns, -18) and shuts the
+    # eighth rank (no safe check): 18 - 18 - 5 = -5 points, which count for nothing.
+    assert danger_index_rows("5rk1/5ppp/8/3Q4/8/8/8/4K3 w - - 0 1") == []
+
+
 def test_closedness_counts_pawns_rams_and_open_files() -> None:
     assert E.closedness(Board(chess.STARTING_FEN).pos) == 4                         # 16 pawns / 4
     assert E.closedness(Board("4k3/pppppppp/PPPPPPPP/8/8/8/8/4K3 w - - 0 1").pos) == 8  # (16 + 16) / 4

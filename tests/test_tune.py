@@ -195,3 +195,23 @@ def test_the_command_line_fits_a_data_file_and_can_keep_the_optional_terms(tmp_p
     assert np.array_equal(fitted[optional], start[optional])
     assert not np.array_equal(fitted[~optional], start[~optional])
     assert out.read_text().startswith("# Tuned by engine.tools.tune on 300 positions")
+
+
+def test_the_command_line_can_fit_one_group_of_rows_alone(tmp_path) -> None:
+    """``tune --only king_safety.danger_index`` changes that table and nothing else (a new
+    term's first fit, on less data than a whole refit needs)."""
+    from engine.tools.tune import main
+
+    fens = random_playout_fens(300, seed=11, max_plies=100)
+    rng = np.random.default_rng(11)
+    data = tmp_path / "data.txt"
+    data.write_text("".join(f"{fen};{rng.integers(-300, 300)};{rng.choice([0.0, 0.5, 1.0])}\n" for fen in fens))
+    out = tmp_path / "fitted.txt"
+    assert main(["--data", str(data), "--out", str(out), "--epochs", "20", "--workers", "1",
+                 "--only", "king_safety.danger_index.", "passed.rank."]) == 0
+    start, fitted = E.load_weights(), E.load_weights(out)
+    chosen = np.zeros(E.N_TERMS, dtype=bool)
+    chosen[E.KING_DANGER_INDEX:E.KING_DANGER_INDEX + E.DANGER_INDEX_ROWS] = True
+    chosen[E.PASSED:E.PASSED + 8] = True
+    assert np.array_equal(fitted[~chosen], start[~chosen])
+    assert not np.array_equal(fitted[chosen], start[chosen])

@@ -258,6 +258,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--freeze-material", action="store_true", help="keep the material values fixed")
     parser.add_argument("--freeze-optional", action="store_true",
                         help="keep every optional term at its starting weights (0: fit the base terms alone)")
+    parser.add_argument("--only", nargs="+", default=None, metavar="PREFIX",
+                        help="fit only the rows whose names start with one of these (king_safety. ...); "
+                             "the rest keep their starting weights")
     parser.add_argument("--seed", type=int, default=1, help="seed of the held-out split")
     parser.add_argument("--workers", type=int, default=len(os.sched_getaffinity(0)),
                         help="processes tracing the positions (default: one per core)")
@@ -295,6 +298,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.freeze_optional:
         for _, first, rows in OPTIONAL_ROWS:
             frozen[first:first + rows] = True
+    if args.only:
+        fitted = np.array([name.startswith(tuple(args.only)) for name in TERM_NAMES])
+        if not fitted.any():
+            parser.error(f"no row's name starts with {' or '.join(args.only)}")
+        frozen[~fitted] = True
     before = (train.loss(start, target[~held_out]), check.loss(start, target[held_out]))
     tuned = adam(train, start, target[~held_out], args.epochs, args.rate, frozen, args.l2, (check, target[held_out]))
     after = (train.loss(tuned, target[~held_out]), check.loss(tuned, target[held_out]))
