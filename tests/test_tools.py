@@ -33,8 +33,8 @@ from engine.tools.match import (
     parse_engine,
     run_match,
 )
+from engine.tools.pgn_stats import clock_use, move_times, read_games, tally
 from engine.tools.pgn_stats import main as pgn_stats_main
-from engine.tools.pgn_stats import move_times, read_games, tally
 from engine.tools.progress import ProgressBar
 from engine.tools.stats import elo_pentanomial, sprt_pentanomial
 from engine.tools.suite import load_suite, run_suite
@@ -338,17 +338,24 @@ def test_pgn_stats_pools_files_pairs_and_recorded_counts(tmp_path: Path,
 def test_pgn_stats_times_each_engines_moves(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     pgn = tmp_path / "timed.pgn"
     game = chess.pgn.Game()
-    game.headers.update(White="exp", Black="main", Round="1.1", Result="1/2-1/2", Termination="adjudication")
+    game.headers.update(White="exp", Black="main", Round="1.1", Result="1/2-1/2", Termination="adjudication",
+                        TimeControl="10+0.1")
     node = game.add_variation(chess.Move.from_uci("e2e4"), comment="book")
-    for uci, comment in (("e7e5", "-0.20/9 0.300s"), ("g1f3", "+0.31/10 0.100s"), ("b8c6", "-0.25/10 0.200s"),
+    for uci, comment in (("e7e5", "-0.20/9 0.300s"), ("g1f3", "+0.31/10 0.100s"), ("b8c6", "-0.25/10 0.700s"),
                          ("f1b5", "+0.30/11 0.400s"), ("a7a6", "book exp: 0.900s used")):  # exp then forfeited
         node = node.add_variation(chess.Move.from_uci(uci), comment=comment)
     pgn.write_text(str(game) + "\n\n", encoding="utf-8")
-    assert move_times([pgn]) == {"main": [0.3, 0.2], "exp": [0.1, 0.4]}  # the book move has no time
+    assert move_times([pgn]) == {"main": [0.3, 0.7], "exp": [0.1, 0.4]}  # the book move has no time
+    use = clock_use([pgn])
+    assert use["exp"].early == [0.1, 0.4] and use["main"].early == [0.3, 0.7]
+    # Each timed move adds the increment and takes its time: 10 + 2 x 0.1 - 0.5 and 10 + 2 x 0.1 - 1.0.
+    assert use["exp"].left == pytest.approx([9.7]) and use["main"].left == pytest.approx([9.2])
     assert pgn_stats_main([str(pgn), "--times"]) == 0
     out = capsys.readouterr().out
     assert "time per move exp: 0.250 s mean, 0.250 s median over 2 moves" in out
-    assert "time per move main: 0.250 s mean, 0.250 s median over 2 moves" in out
+    assert "time per move main: 0.500 s mean, 0.500 s median over 2 moves" in out
+    assert "clock exp: 0.250 s a move in its first 20 moves, 9.70 s left at the end (mean over 1 games" in out
+    assert "clock main: 0.500 s a move in its first 20 moves, 9.20 s left at the end (mean over 1 games" in out
 
 
 def test_sprt_stops_a_decided_match(tmp_path: Path) -> None:

@@ -29,8 +29,11 @@ report, lowest pair score first) to the one pairing the files hold, and ``--sprt
 runs the GSPRT of :mod:`engine.tools.stats` on the pooled pairs.
 
 ``--times`` adds each engine's thinking time per move, mean and median, read from the
-runner's move comments (``+0.35/12 0.123s``; book moves carry none): whether a change
-that wins spends more of the clock or spends the same time better.
+runner's move comments (``+0.35/12 0.123s``; book moves carry none), and, under a
+``base+increment`` clock, the mean time of its first ``EARLY_MOVES`` moves and the
+clock it had left when the game ended (the base, plus an increment per move made,
+minus the time used): whether a change that wins spends more of the clock or spends
+the same time better, and how much of the clock a time manager leaves unused.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ import re
 import statistics
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
@@ -134,10 +138,61 @@ def move_times(paths: Sequence[str | Path]) -> dict[str, list[float]]:
     return times
 
 
-def time_lines(times: dict[str, list[float]]) -> list[str]:
-    """One line per engine: moves timed, mean and median seconds per move."""
-    return [f"time per move {name}: {statistics.fmean(values):.3f} s mean, {statistics.median(values):.3f} s median "
-            f"over {len(values)} moves" for name, values in sorted(times.items()) if values]
+EARLY_MOVES = 20
+"""The opening stretch whose time per move ``--times`` reports on its own (an engine's own moves)."""
+
+FISCHER_CONTROL = re.compile(r"^(\d+(?:\.\d+)?)\+(\d+(?:\.\d+)?)$")
+"""A ``TimeControl`` tag of one period with an increment, ``10+0.1``: base and increment in seconds."""
+
+
+@dataclass
+class ClockUse:
+    """How one engine used a ``base+increment`` clock over the finished games of some files."""
+
+    early: list[float] = field(default_factory=list)   # seconds per move, its first EARLY_MOVES moves of each game
+    left: list[float] = field(default_factory=list)    # seconds on its clock when each game ended
+
+
+def clock_use(paths: Sequence[str | Path]) -> dict[str, ClockUse]:
+    """Each engine's early move times and clock at the end, by name, over the files' finished games
+    played under a ``base+increment`` clock (games under other controls are left out)."""
+    use: dict[str, ClockUse] = {}
+    for path in paths:
+        with open(path, encoding="utf-8") as handle:
+            while (game := chess.pgn.read_game(handle)) is not None:
+                control = FISCHER_CONTROL.match(game.headers.get("TimeControl", ""))
+                if game.headers.get("Result", "*") == "*" or control is None:
+                    continue
+                base, increment = float(control.group(1)), float(control.group(2))
+                names = {chess.WHITE: game.headers.get("White", "?"), chess.BLACK: game.headers.get("Black", "?")}
+                clock = {chess.WHITE: base, chess.BLACK: base}
+                timed = {chess.WHITE: 0, chess.BLACK: 0}
+                for node in game.mainline():
+                    match = MOVE_TIME.search(node.comment)
+                    if match:
+                        mover = not node.turn()
+                        spent = float(match.group(1))
+                        clock[mover] += increment - spent
+                        timed[mover] += 1
+                        if timed[mover] <= EARLY_MOVES:
+                            use.setdefault(names[mover], ClockUse()).early.append(spent)
+                for colour in (chess.WHITE, chess.BLACK):
+                    if timed[colour]:
+                        use.setdefault(names[colour], ClockUse()).left.append(clock[colour])
+    return use
+
+
+def time_lines(times: dict[str, list[float]], clocks: dict[str, ClockUse] | None = None) -> list[str]:
+    """Per engine: moves timed, mean and median seconds per move; then, for the games under a
+    ``base+increment`` clock, the mean of its first moves and the mean clock left at the end."""
+    lines = [f"time per move {name}: {statistics.fmean(values):.3f} s mean, {statistics.median(values):.3f} s median "
+             f"over {len(values)} moves" for name, values in sorted(times.items()) if values]
+    for name, use in sorted((clocks or {}).items()):
+        if use.left:
+            lines.append(f"clock {name}: {statistics.fmean(use.early):.3f} s a move in its first {EARLY_MOVES} moves, "
+                         f"{statistics.fmean(use.left):.2f} s left at the end (mean over {len(use.left)} games, "
+                         f"lowest {min(use.left):.2f} s)")
+    return lines
 
 
 def _side_to_move_at_end(handle: TextIO, offset: int, white: str, black: str) -> str:
@@ -190,7 +245,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--sprt", nargs="*", metavar="KEY=VALUE",
                     help="SPRT on the pooled pairs: elo0=0 elo1=5 alpha=0.05 beta=0.05 (defaults shown)")
     ap.add_argument("--times", action="store_true",
-                    help="also each engine's thinking time per move (mean, median) from the move comments")
+                    help="also each engine's thinking time per move (mean, median) from the move comments, "
+                         "and its clock left at the end of each base+increment game")
     return ap
 
 
@@ -223,7 +279,7 @@ def main(argv: Sequence[str] | None = None) -> int:
              + (f", plus {sum(extra)} recorded pairs" if extra else "")]
     lines += results_lines(pairings, engines, [game for _, game in games], sprt)
     if args.times:
-        lines += [""] + time_lines(move_times(args.pgn))
+        lines += [""] + time_lines(move_times(args.pgn), clock_use(args.pgn))
     print("\n".join(lines))
     return 0
 
