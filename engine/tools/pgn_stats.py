@@ -42,7 +42,7 @@ import argparse
 import re
 import statistics
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
@@ -56,6 +56,7 @@ from engine.tools.match import (
     GameRecord,
     PairingResult,
     SprtConfig,
+    TimeControl,
     complete_pair,
     count_game,
     parse_settings,
@@ -121,28 +122,38 @@ optional).  A fault's note appended to the last comment (``book exp: 0.273s used
 engine's time, on its opponent's move) is not a move time."""
 
 
-def move_times(paths: Sequence[str | Path]) -> dict[str, list[float]]:
-    """Seconds each engine thought per move, by engine name, over every finished game of the files."""
-    times: dict[str, list[float]] = {}
+def _timed_games(paths: Sequence[str | Path]) -> Iterator[tuple[chess.pgn.Game, list[tuple[chess.Color, float]]]]:
+    """Every finished game of the files, with the (mover, seconds) of each timed move in order."""
     for path in paths:
         with open(path, encoding="utf-8") as handle:
             while (game := chess.pgn.read_game(handle)) is not None:
                 if game.headers.get("Result", "*") == "*":
                     continue
-                names = {chess.WHITE: game.headers.get("White", "?"), chess.BLACK: game.headers.get("Black", "?")}
+                timed = []
                 for node in game.mainline():
                     match = MOVE_TIME.search(node.comment)
-                    if match:
-                        mover = not node.turn()  # the side that made the move leading to this node
-                        times.setdefault(names[mover], []).append(float(match.group(1)))
+                    if match:  # made by the side not to move at this node
+                        timed.append((not node.turn(), float(match.group(1))))
+                yield game, timed
+
+
+def _names(game: chess.pgn.Game) -> dict[chess.Color, str]:
+    """The engine name of each colour."""
+    return {chess.WHITE: game.headers.get("White", "?"), chess.BLACK: game.headers.get("Black", "?")}
+
+
+def move_times(paths: Sequence[str | Path]) -> dict[str, list[float]]:
+    """Seconds each engine thought per move, by engine name, over every finished game of the files."""
+    times: dict[str, list[float]] = {}
+    for game, timed in _timed_games(paths):
+        names = _names(game)
+        for mover, spent in timed:
+            times.setdefault(names[mover], []).append(spent)
     return times
 
 
 EARLY_MOVES = 20
 """The opening stretch whose time per move ``--times`` reports on its own (an engine's own moves)."""
-
-FISCHER_CONTROL = re.compile(r"^(\d+(?:\.\d+)?)\+(\d+(?:\.\d+)?)$")
-"""A ``TimeControl`` tag of one period with an increment, ``10+0.1``: base and increment in seconds."""
 
 
 @dataclass
@@ -155,30 +166,26 @@ class ClockUse:
 
 def clock_use(paths: Sequence[str | Path]) -> dict[str, ClockUse]:
     """Each engine's early move times and clock at the end, by name, over the files' finished games
-    played under a ``base+increment`` clock (games under other controls are left out)."""
+    played under one ``base+increment`` period (games under other controls are left out)."""
     use: dict[str, ClockUse] = {}
-    for path in paths:
-        with open(path, encoding="utf-8") as handle:
-            while (game := chess.pgn.read_game(handle)) is not None:
-                control = FISCHER_CONTROL.match(game.headers.get("TimeControl", ""))
-                if game.headers.get("Result", "*") == "*" or control is None:
-                    continue
-                base, increment = float(control.group(1)), float(control.group(2))
-                names = {chess.WHITE: game.headers.get("White", "?"), chess.BLACK: game.headers.get("Black", "?")}
-                clock = {chess.WHITE: base, chess.BLACK: base}
-                timed = {chess.WHITE: 0, chess.BLACK: 0}
-                for node in game.mainline():
-                    match = MOVE_TIME.search(node.comment)
-                    if match:
-                        mover = not node.turn()
-                        spent = float(match.group(1))
-                        clock[mover] += increment - spent
-                        timed[mover] += 1
-                        if timed[mover] <= EARLY_MOVES:
-                            use.setdefault(names[mover], ClockUse()).early.append(spent)
-                for colour in (chess.WHITE, chess.BLACK):
-                    if timed[colour]:
-                        use.setdefault(names[colour], ClockUse()).left.append(clock[colour])
+    for game, timed in _timed_games(paths):
+        try:
+            control = TimeControl.parse(game.headers.get("TimeControl", ""))
+        except ValueError:
+            continue
+        if control.moves is not None:
+            continue
+        names = _names(game)
+        clock = {chess.WHITE: control.base, chess.BLACK: control.base}
+        count = {chess.WHITE: 0, chess.BLACK: 0}
+        for mover, spent in timed:
+            clock[mover] += control.increment - spent
+            count[mover] += 1
+            if count[mover] <= EARLY_MOVES:
+                use.setdefault(names[mover], ClockUse()).early.append(spent)
+        for colour in (chess.WHITE, chess.BLACK):
+            if count[colour]:
+                use.setdefault(names[colour], ClockUse()).left.append(clock[colour])
     return use
 
 
