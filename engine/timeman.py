@@ -46,7 +46,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-MOVES_HORIZON = 22          # sudden death: plan as if this many moves remained
+MOVES_HORIZON = 14          # sudden death: plan as if this many moves remained
 SOFT_INCREMENT_SHARE = 0.75
 HARD_SOFT_RATIO = 4.0
 HARD_CLOCK_SHARE = 0.35     # never spend more than this share of the clock on one move
