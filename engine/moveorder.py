@@ -15,7 +15,11 @@ generates them in stages: the TT move, before any move is generated; the capture
 promotions (``GEN_NOISY``; in check, every evasion); and only once no winning capture
 is left, the quiet moves (``GEN_QUIET``), appended to the same row and scored then.  So
 a node where the TT move or a capture cuts off never generates or scores its quiet
-moves.  A picker's state is one row of ``SearchData.picker`` (``P_*`` columns).
+moves.  Nor does a node whose search has given up on its quiet moves (late-move or
+futility pruning, ``skip_quiet_moves``) before the picker reaches them; if they are in
+the row already, the ones not yet picked are dropped from it, so that they are not
+picked only to be thrown away.  A picker's state is one row of ``SearchData.picker``
+(``P_*`` columns).
 
 MVV-LVA (most valuable victim, least valuable attacker) is ``64 * victim - attacker``
 on piece types.  ``pick_next`` does one step of selection sort, so a cutoff after the
@@ -62,7 +66,8 @@ P_TT_MOVE, P_TT_FIRST = 3, 4              # the TT move; 1 if it is legal (tried
 P_KILLER1, P_KILLER2, P_COUNTER = 5, 6, 7  # ordering moves: killers as the node found them, countermove
 P_PREVIOUS1, P_PREVIOUS2 = 8, 9           # continuation-history rows (the moves one and two plies back)
 P_CHECKED, P_USE_COUNTER = 10, 11         # 1 if in check (evasions only); 1 if the countermove is scored
-PICKER_SIZE = 12
+P_SKIP_QUIETS = 12                        # 1 once the search wants no more quiet moves (``skip_quiet_moves``)
+PICKER_SIZE = 13
 
 
 @njit(inline="always")
@@ -321,6 +326,7 @@ def start_picker(pos, tab, sd, ply, picker, tt_move, previous1, previous2, check
     picker[P_PREVIOUS2] = previous2
     picker[P_CHECKED] = 1 if checked else 0
     picker[P_USE_COUNTER] = 1 if use_counter else 0
+    picker[P_SKIP_QUIETS] = 0
     return tt_first
 
 
@@ -336,6 +342,7 @@ def start_root_picker(sd, picker, first, count):
     picker[P_COUNT] = count
     picker[P_TT_MOVE] = 0
     picker[P_TT_FIRST] = 0
+    picker[P_SKIP_QUIETS] = 0
 
 
 @hot_njit(inline="always")
@@ -357,16 +364,47 @@ def _generate_noisy(pos, tab, sd, ply, picker):
     picker[P_INDEX] = 0
     picker[P_COUNT] = count
     _score_new_moves(pos, tab, sd, ply, picker, LIST_START, count)
+    if picker[P_STAGE] == STAGE_ALL_MOVES and picker[P_SKIP_QUIETS] != 0:
+        _drop_quiet_moves(pos, sd, ply, picker)  # quiet evasions, when the search wants none
 
 
 @hot_njit(inline="always")
 def _add_quiet_moves(pos, tab, sd, ply, picker):
-    """Stage 3: the quiet moves appended to the row after its noisy ones, scored."""
+    """Stage 3: the quiet moves appended to the row after its noisy ones, scored; none
+    at all once the search has given up on them (``skip_quiet_moves``)."""
+    picker[P_STAGE] = STAGE_ALL_MOVES
+    if picker[P_SKIP_QUIETS] != 0:
+        return
     count = np.int64(picker[P_COUNT])  # an int64 start, as everywhere (see movegen.LIST_START)
     end = generate_moves(pos, tab, sd.moves[ply], count, GEN_QUIET)
     _score_new_moves(pos, tab, sd, ply, picker, count, end)
-    picker[P_STAGE] = STAGE_ALL_MOVES
     picker[P_COUNT] = end
+
+
+@hot_njit(inline="always")
+def _drop_quiet_moves(pos, sd, ply, picker):
+    """Remove the quiet moves not yet picked from row ``ply``; the others keep their order."""
+    kept = np.int64(picker[P_INDEX])
+    for i in range(picker[P_INDEX], picker[P_COUNT]):
+        move = sd.moves[ply, i]
+        if not is_quiet(pos, move):
+            sd.moves[ply, kept] = move
+            sd.scores[ply, kept] = order_key(key_score(sd.scores[ply, i]), kept)  # its key learns its new place
+            kept += 1
+    picker[P_COUNT] = kept
+
+
+@hot_njit(inline="always")
+def skip_quiet_moves(pos, sd, ply, picker):
+    """From now on ``next_move`` returns no quiet move: the search has given up on them.
+
+    Quiet moves not generated yet never will be; those already in the row and not yet
+    picked are dropped from it (once, rather than scanned at every later pick).  The
+    losing captures and under-promotions still come.
+    """
+    picker[P_SKIP_QUIETS] = 1
+    if picker[P_STAGE] == STAGE_ALL_MOVES:
+        _drop_quiet_moves(pos, sd, ply, picker)
 
 
 @hot_njit(inline="always")
@@ -375,8 +413,8 @@ def next_move(pos, tab, sd, ply, picker):
 
     Each stage is generated when the one before it is used up: the TT move alone, then the
     noisy moves, and the quiet ones as soon as the best noisy move left is a losing capture
-    or an under-promotion (those go after the quiet moves).  ``picked_slot`` is the place
-    in row ``ply`` of the move returned.
+    or an under-promotion (those go after the quiet moves), unless the search skips them
+    (``skip_quiet_moves``).  ``picked_slot`` is the place in row ``ply`` of the move returned.
     """
     while True:
         stage = picker[P_STAGE]
@@ -395,9 +433,11 @@ def next_move(pos, tab, sd, ply, picker):
             return picker[P_TT_MOVE]
         move = pick_next(sd.moves, sd.scores, ply, index, count)
         if stage == STAGE_NOISY and key_score(sd.scores[ply, index]) < SCORE_GOOD_CAPTURE:
-            # Only losing captures and under-promotions are left: the quiet moves go first.
+            # Only losing captures and under-promotions are left: the quiet moves go first
+            # (unless the search skips them: then nothing was added, and the pick stands).
             _add_quiet_moves(pos, tab, sd, ply, picker)
-            move = pick_next(sd.moves, sd.scores, ply, index, picker[P_COUNT])
+            if picker[P_COUNT] != count:
+                move = pick_next(sd.moves, sd.scores, ply, index, picker[P_COUNT])
         if picker[P_TT_FIRST] != 0 and move == picker[P_TT_MOVE]:
             continue  # tried first already
         return move

@@ -93,6 +93,7 @@ from engine.moveorder import (
     quiet_history,
     score_captures,
     see_ge,
+    skip_quiet_moves,
     start_picker,
     start_root_picker,
     update_quiet_history,
@@ -667,11 +668,15 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
                                      config[CFG_COUNTER_MOVE] != 0)
 
     # Step 11. The move loop: PVS with late-move reductions and shallow-depth pruning.
-    # Shallow-depth pruning spares checks, so it may ask of many moves whether they
-    # check: what that takes is worked out once, the first time it is needed.
-    check_info_ready = False
-    ck_king, ck_pawn, ck_knight, ck_bishop, ck_rook, ck_discoverers = (
-        0, U64_ZERO, U64_ZERO, U64_ZERO, U64_ZERO, U64_ZERO)
+    # Shallow-depth pruning (Step 12) works below the root, once a line that is not mated
+    # is in hand.  Its late-move and futility rules look at the node, not at the move:
+    # how many moves were searched, and whether the static evaluation plus a margin
+    # still reaches alpha.  So they are worked out here, once.
+    prune_moves = config[CFG_MOVE_PRUNING] != 0 and not root
+    late_move_count = (params[P_LMP_BASE] + depth * depth) // (1 if improving else LMP_NOT_IMPROVING_DIVISOR)
+    late_move_pruning = depth <= params[P_LMP_MAX_DEPTH]
+    futility_pruning = depth <= params[P_FUTILITY_MAX_DEPTH] and not checked  # in check there is no static eval
+    futility_value = static_eval + params[P_FUTILITY_BASE] + params[P_FUTILITY_MARGIN] * depth
     best = -INFINITE
     best_move = 0
     original_alpha = alpha
@@ -679,6 +684,19 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
     quiets_tried = 0
     skip_quiets = False
     while True:
+        # Step 12a. Late-move and futility pruning: after enough moves, or when even a
+        # margin on the static evaluation stays below alpha, no quiet move left is worth
+        # a search, and the picker is told to skip them all: those not generated yet
+        # never are.  Quiet checks go too.  Sparing them searched every one, losing
+        # material or not, a ply deeper (the check extension), and kept the picker
+        # generating and scoring the quiet moves only to ask each whether it checks.
+        # A mate that ends in a quiet check is still seen where it matters most: on
+        # quiescence's first ply, and in nodes that search their quiet moves.
+        if (prune_moves and not skip_quiets and best > -MATE_IN_MAX_PLY
+                and ((late_move_pruning and moves_searched >= late_move_count)
+                     or (futility_pruning and futility_value <= alpha))):
+            skip_quiets = True
+            skip_quiet_moves(pos, sd, ply, picker)
         move = next_move(pos, tab, sd, ply, picker)
         if move == 0:
             break
@@ -687,29 +705,12 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
             continue
         quiet = is_quiet(pos, move)
 
-        # Step 12. Shallow-depth pruning, once a line that is not mated is in hand.  Quiet
-        # checks are spared by late-move and futility pruning: a quiet check is how most
-        # mating attacks end, and the static evaluation cannot see a mate coming.
-        if config[CFG_MOVE_PRUNING] and not root and best > -MATE_IN_MAX_PLY:
-            if quiet:
-                if (skip_quiets
-                        or (depth <= params[P_LMP_MAX_DEPTH] and moves_searched
-                            >= (params[P_LMP_BASE] + depth * depth) // (1 if improving else LMP_NOT_IMPROVING_DIVISOR))
-                        or (depth <= params[P_FUTILITY_MAX_DEPTH] and not checked
-                            and static_eval + params[P_FUTILITY_BASE] + params[P_FUTILITY_MARGIN] * depth <= alpha)):
-                    skip_quiets = True
-                    if not check_info_ready:
-                        ck_king, ck_pawn, ck_knight, ck_bishop, ck_rook, ck_discoverers = check_squares(pos, tab)
-                        check_info_ready = True
-                    if not gives_check_fast(pos, tab, move, ck_king, ck_pawn, ck_knight, ck_bishop, ck_rook,
-                                            ck_discoverers):
-                        continue
-                elif (depth <= params[P_SEE_PRUNE_MAX_DEPTH]
-                      and not see_ge(pos, tab, move, -params[P_SEE_QUIET_MARGIN] * depth)):
-                    continue
-            elif (depth <= params[P_SEE_PRUNE_MAX_DEPTH]
-                  and not see_ge(pos, tab, move, -params[P_SEE_CAPTURE_MARGIN] * depth)):
-                continue
+        # Step 12b. SEE pruning: at low depth a move that loses more than a margin per
+        # ply of depth is not worth a search, whether it checks or not.
+        if (prune_moves and best > -MATE_IN_MAX_PLY and depth <= params[P_SEE_PRUNE_MAX_DEPTH]
+                and not see_ge(pos, tab, move,
+                               -(params[P_SEE_QUIET_MARGIN] if quiet else params[P_SEE_CAPTURE_MARGIN]) * depth)):
+            continue
 
         # The child probes its bucket first thing: ask for it before making the move.
         tt_prefetch(tt, key_after(pos, tab, move))

@@ -6,6 +6,8 @@ import pytest
 
 from engine.timeman import (
     HARD_CLOCK_SHARE,
+    INCREMENT_HORIZON,
+    INCREMENT_HORIZON_CLOCK,
     MIN_RESERVE,
     MIN_THINK,
     MOVES_HORIZON,
@@ -107,10 +109,29 @@ def test_without_the_reserve_the_same_game_would_flag() -> None:
 def test_an_increment_that_pays_for_the_overhead_keeps_nothing_back() -> None:
     assert sudden_death_reserve(0.05, 0.03, 5.0) == 0.0
     soft, _ = allocate(Limits(wtime=5.0, btime=5.0, winc=0.05, binc=0.05), 0, 0.03, 5.0)
-    assert soft == pytest.approx((5.0 - 0.03) / MOVES_HORIZON + SOFT_INCREMENT_SHARE * 0.02)
+    assert soft == pytest.approx((5.0 - 0.03) / INCREMENT_HORIZON + SOFT_INCREMENT_SHARE * 0.02)
     # A repeating control refills the clock: no reserve either.
     soft, _ = allocate(Limits(wtime=5.0, movestogo=10), 0, 0.03, 5.0)
     assert soft == pytest.approx((5.0 - 0.03) / 10)
+
+
+def test_an_increment_game_plans_over_fewer_moves_while_its_clock_holds_ten_increments() -> None:
+    """The increment pays for the moves beyond a shorter horizon; on a low clock, in sudden
+    death and under a repeating control the plan is the long horizon's (or movestogo's)."""
+    def first_term(limits: Limits) -> float:
+        soft, _ = allocate(limits, 0, 0.03, 10.0)
+        assert soft is not None
+        return soft - SOFT_INCREMENT_SHARE * max(limits.winc - 0.03, 0.0)
+
+    assert INCREMENT_HORIZON < MOVES_HORIZON
+    healthy = 10 * INCREMENT_HORIZON_CLOCK * 0.1   # 10 s at 10+0.1
+    assert first_term(Limits(wtime=healthy, winc=0.1)) == pytest.approx((healthy - 0.03) / INCREMENT_HORIZON)
+    low = INCREMENT_HORIZON_CLOCK * 0.1             # 1 s: just under ten increments after the overhead
+    assert first_term(Limits(wtime=low, winc=0.1)) == pytest.approx((low - 0.03) / MOVES_HORIZON)
+    sudden = allocate(Limits(wtime=healthy), 0, 0.03, healthy)[0]
+    assert sudden == pytest.approx((healthy - 0.03 - sudden_death_reserve(0.0, 0.03, healthy)) / MOVES_HORIZON)
+    assert first_term(Limits(wtime=healthy, winc=0.1, movestogo=40)) == pytest.approx((healthy - 0.03) / MOVES_HORIZON)
+    assert first_term(Limits(wtime=healthy, winc=0.1, movestogo=5)) == pytest.approx((healthy - 0.03) / 5)
 
 
 def test_the_reserve_is_set_by_the_starting_clock() -> None:
