@@ -205,11 +205,14 @@ def history_gravity(h, bonus):
 @hot_njit(inline="always")
 def update_quiet_history(sd, side, move, piece_to, previous1, previous2, bonus):
     """The butterfly entry and the two continuation entries (after the moves one and two
-    plies back) of a quiet move learn the same bonus (``history_gravity``)."""
+    plies back) of a quiet move learn the same bonus (``history_gravity``).  Row 0 stands
+    for no move (before the root, after a null move) and learns nothing, so it reads 0."""
     index = move & 4095
     sd.history[side, index] = history_gravity(sd.history[side, index], bonus)
-    sd.continuation[previous1, piece_to] = history_gravity(np.int32(sd.continuation[previous1, piece_to]), bonus)
-    sd.continuation[previous2, piece_to] = history_gravity(np.int32(sd.continuation[previous2, piece_to]), bonus)
+    if previous1 != 0:
+        sd.continuation[previous1, piece_to] = history_gravity(np.int32(sd.continuation[previous1, piece_to]), bonus)
+    if previous2 != 0:
+        sd.continuation[previous2, piece_to] = history_gravity(np.int32(sd.continuation[previous2, piece_to]), bonus)
 
 
 @njit(inline="always")

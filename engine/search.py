@@ -363,20 +363,28 @@ def age_history(sd):
 
 @hot_njit(inline="always")
 def is_repetition(pos, ply):
-    """True if the current position occurred before, within the reversible moves.
+    """True if the current position is a draw by repetition, within the reversible moves.
 
-    One earlier occurrence is scored as a draw: if repeating is good for one side
-    it will repeat again, so the search need not wait for the third time.
+    Inside the search tree one earlier occurrence is enough: if repeating is good for
+    one side it will repeat again, so the search need not wait for the third time.  A
+    position first seen in the game before the root (the root included) is only a draw
+    the third time, as the rules say: the opponent is free to avoid the second repetition.
     """
     current = pos.state[ST_PLY]
     key = pos.keys[current]
+    root = current - ply
     back = pos.state[ST_HALFMOVE]
     if back > current:
         back = current
+    earlier_in_game = 0
     i = 4
     while i <= back:
         if pos.keys[current - i] == key:
-            return True
+            if current - i > root:
+                return True
+            earlier_in_game += 1
+            if earlier_in_game == 2:
+                return True
         i += 2
     return False
 
@@ -601,8 +609,15 @@ def search(pos, tab, tt, sd, control, ev, tb_packed, scratch, alpha, beta, depth
         improving = False
     else:
         sd.static_eval[ply] = static_eval
-        # No evaluation two plies back (near the root): no evidence of getting worse.
-        improving = ply < 2 or static_eval > sd.static_eval[ply - 2]
+        # No evaluation two plies back (near the root): no evidence of getting worse.  A node
+        # in check two plies back has no evaluation either (-INFINITE, which everything
+        # beats): compare with four plies back instead, and claim nothing if that was in check too.
+        if ply < 2:
+            improving = True
+        elif sd.static_eval[ply - 2] != -INFINITE:
+            improving = static_eval > sd.static_eval[ply - 2]
+        else:
+            improving = ply >= 4 and sd.static_eval[ply - 4] != -INFINITE and static_eval > sd.static_eval[ply - 4]
     eval_estimate = static_eval
     if tt_hit and not checked and (
             (tt_bound == BOUND_LOWER and tt_score > static_eval) or (tt_bound == BOUND_UPPER and tt_score < static_eval)

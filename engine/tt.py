@@ -19,9 +19,10 @@ a 64-byte boundary.  A probe therefore costs one memory access, and the search a
 that line (``tt_prefetch``) as soon as it has made a move, so that the child's probe
 finds it in cache instead of waiting on memory.
 
-Replacement:  A store goes to
-the slot already holding the key, else to the slot of least worth, where worth is
-depth minus 8 times the entry's age in searches: deep entries survive, old ones go.
+Replacement:  A store goes to the slot already holding the key, else to the slot of
+least worth, where worth is depth minus 8 times the entry's age in searches: deep
+entries survive, old ones go.  A bound more than ``SAME_KEY_DEPTH_MARGIN`` plies
+shallower than the entry of this search it would replace is not stored at all.
 
 Mate scores are stored relative to the node ("mate in 3 from here") and turned
 back into distance from the root when probed, so they stay right wherever the
@@ -41,6 +42,7 @@ BOUND_NONE, BOUND_UPPER, BOUND_LOWER, BOUND_EXACT = 0, 1, 2, 3
 BUCKET = 4
 ENTRY_BYTES = 16
 AGE_WEIGHT = 8
+SAME_KEY_DEPTH_MARGIN = 3  # a bound for a stored position replaces it only if at most this much shallower
 
 MATE = 32000
 MATE_IN_MAX_PLY = MATE - 256  # scores beyond this are mates (or tablebase wins)
@@ -158,9 +160,18 @@ def tt_store(tt, key, move, score, static_eval, depth, bound):
     worst = 1 << 30
     for i in range(start, start + BUCKET):
         data = tt.slots[i, 1]
-        if data == 0 or tt.slots[i, 0] ^ data == key:
+        if data == 0:
             victim = i
-            if data != 0 and move == 0:
+            break
+        if tt.slots[i, 0] ^ data == key:
+            # The same position: a shallow bound (a quiescence result, say) must not wipe out a
+            # deep one of this search; an exact score, a depth nearly as deep, or an entry
+            # left over from an earlier search is replaced.
+            if (bound != BOUND_EXACT and depth < entry_depth(data) - SAME_KEY_DEPTH_MARGIN
+                    and (data >> np.uint64(58)) == np.uint64(generation)):
+                return
+            victim = i
+            if move == 0:
                 move = entry_move(data)  # keep the old best move
             break
         age = (generation - np.int64(data >> np.uint64(58))) & 63

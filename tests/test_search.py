@@ -32,6 +32,7 @@ from engine.search import (
     INFINITE,
     ROOT_COUNT,
     ROOT_PV_START,
+    is_repetition,
     new_control,
     new_search_data,
     search,
@@ -281,7 +282,8 @@ def test_an_entry_without_a_static_evaluation_makes_the_search_evaluate() -> Non
 
 def test_continuation_history_learns_follow_ups_and_a_new_game_forgets_them() -> None:
     """Quiet moves that refute (or fail) after a given move are remembered by that move's
-    piece and square; the rows stay within the history bounds, and ``ucinewgame`` clears them."""
+    piece and square; the rows stay within the history bounds, row 0 (no move: the root,
+    the reply to a null move) learns nothing, and ``ucinewgame`` clears them."""
     from engine.moveorder import HISTORY_MAX
 
     board = Board()
@@ -290,6 +292,7 @@ def test_continuation_history_learns_follow_ups_and_a_new_game_forgets_them() ->
     table = searcher.sd.continuation
     assert (table > 0).sum() > 100 and (table < 0).sum() > 100
     assert np.abs(table.astype(np.int32)).max() <= HISTORY_MAX
+    assert not table[0].any()
     searcher.new_game()
     assert not table.any()
 
@@ -551,3 +554,19 @@ def test_a_search_without_a_clock_starts_no_watchdog_and_a_silent_one_builds_no_
                               lambda info: clock_info(format_info(info)))
     assert seen == {"depth": 0, "clock": 1}
     assert watchdogs() == 0  # joined when the search ended
+
+
+def test_repetition_is_a_draw_twice_in_the_tree_and_three_times_with_the_game() -> None:
+    """A position repeated inside the search tree is a draw at once; one first seen in the
+    game before the root (the root included) only at its third occurrence."""
+    board = Board()
+    shuffle = ["g1f3", "g8f6", "f3g1", "f6g8"]
+    for text in shuffle + ["g1f3"]:
+        board.push_uci(text)
+    # The position after g1f3 stands at plies 1 and 5 of the game.
+    assert is_repetition(board.pos, 5)       # root at ply 0: the first g1f3 was in the tree
+    assert not is_repetition(board.pos, 4)   # root at ply 1: the earlier one is the root itself
+    assert not is_repetition(board.pos, 0)   # both before the root: twice is not yet a draw
+    for text in shuffle[1:] + ["g1f3"]:
+        board.push_uci(text)
+    assert is_repetition(board.pos, 0)       # the third time, whatever the root

@@ -11,6 +11,7 @@ from engine.tt import (
     BOUND_UPPER,
     BUCKET,
     MATE,
+    SAME_KEY_DEPTH_MARGIN,
     clear_table,
     entry_bound,
     entry_depth,
@@ -90,6 +91,24 @@ def test_storing_again_keeps_the_old_move_when_none_is_given() -> None:
     tt_store(tt, key, 0, -5, 0, 6, BOUND_UPPER)
     data = tt_probe(tt, key)
     assert entry_move(data) == 321 and entry_depth(data) == 6 and entry_bound(data) == BOUND_UPPER
+
+
+def test_a_shallow_bound_does_not_replace_a_deep_entry_of_this_search() -> None:
+    tt = new_table(1)
+    key = np.uint64(0x7777AAAA5555CCCC)
+    deep = 10
+    tt_store(tt, key, 55, 120, 0, deep, BOUND_LOWER)
+    tt_store(tt, key, 0, -40, 0, deep - SAME_KEY_DEPTH_MARGIN - 1, BOUND_UPPER)  # a quiescence-like bound
+    data = tt_probe(tt, key)
+    assert (entry_depth(data), entry_score(data), entry_bound(data)) == (deep, 120, BOUND_LOWER)
+    tt_store(tt, key, 0, -40, 0, deep - SAME_KEY_DEPTH_MARGIN, BOUND_UPPER)  # nearly as deep: replaces
+    assert entry_depth(tt_probe(tt, key)) == deep - SAME_KEY_DEPTH_MARGIN
+    tt_store(tt, key, 66, 15, 0, 0, BOUND_EXACT)  # an exact score always replaces
+    assert (entry_depth(tt_probe(tt, key)), entry_move(tt_probe(tt, key))) == (0, 66)
+    tt_store(tt, key, 66, 15, 0, deep, BOUND_LOWER)
+    tt.generation[0] += 1  # the next search: the old entry no longer guards itself
+    tt_store(tt, key, 0, -40, 0, 1, BOUND_UPPER)
+    assert entry_depth(tt_probe(tt, key)) == 1
 
 
 def test_clear_and_hashfull() -> None:
