@@ -363,28 +363,23 @@ def age_history(sd):
 
 @hot_njit(inline="always")
 def is_repetition(pos, ply):
-    """True if the current position is a draw by repetition, within the reversible moves.
+    """True if the current position occurred before, within the reversible moves.
 
-    Inside the search tree one earlier occurrence is enough: if repeating is good for
-    one side it will repeat again, so the search need not wait for the third time.  A
-    position first seen in the game before the root (the root included) is only a draw
-    the third time, as the rules say: the opponent is free to avoid the second repetition.
+    One earlier occurrence is scored as a draw, in the tree and before the root alike: if
+    repeating is good for one side it will repeat again, so the search need not wait for
+    the third time.  (Waiting for the third time with the game's history, as the rules
+    have it, let the winning side spend moves on positions it had already seen, and the
+    basic mates no longer came within the fifty-move rule.)
     """
     current = pos.state[ST_PLY]
     key = pos.keys[current]
-    root = current - ply
     back = pos.state[ST_HALFMOVE]
     if back > current:
         back = current
-    earlier_in_game = 0
     i = 4
     while i <= back:
         if pos.keys[current - i] == key:
-            if current - i > root:
-                return True
-            earlier_in_game += 1
-            if earlier_in_game == 2:
-                return True
+            return True
         i += 2
     return False
 

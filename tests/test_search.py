@@ -556,17 +556,14 @@ def test_a_search_without_a_clock_starts_no_watchdog_and_a_silent_one_builds_no_
     assert watchdogs() == 0  # joined when the search ended
 
 
-def test_repetition_is_a_draw_twice_in_the_tree_and_three_times_with_the_game() -> None:
-    """A position repeated inside the search tree is a draw at once; one first seen in the
-    game before the root (the root included) only at its third occurrence."""
+def test_one_earlier_occurrence_is_a_draw_in_the_tree_and_before_the_root() -> None:
+    """A position that stood once before, within the reversible moves, is scored as a draw,
+    whether that occurrence was inside the search tree or in the game before the root."""
     board = Board()
-    shuffle = ["g1f3", "g8f6", "f3g1", "f6g8"]
-    for text in shuffle + ["g1f3"]:
+    for text in ["g1f3", "g8f6", "f3g1", "f6g8", "g1f3"]:
         board.push_uci(text)
     # The position after g1f3 stands at plies 1 and 5 of the game.
-    assert is_repetition(board.pos, 5)       # root at ply 0: the first g1f3 was in the tree
-    assert not is_repetition(board.pos, 4)   # root at ply 1: the earlier one is the root itself
-    assert not is_repetition(board.pos, 0)   # both before the root: twice is not yet a draw
-    for text in shuffle[1:] + ["g1f3"]:
-        board.push_uci(text)
-    assert is_repetition(board.pos, 0)       # the third time, whatever the root
+    assert is_repetition(board.pos, 5)   # root at ply 0: the first g1f3 was in the tree
+    assert is_repetition(board.pos, 0)   # both before the root
+    board.push_uci("b8c6")
+    assert not is_repetition(board.pos, 0)   # a new position
